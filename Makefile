@@ -1,0 +1,35 @@
+# Two entry points: `make run` (the main job) and `make test` (everything CI checks).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint typecheck pytest bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/pypto-egg flatten examples/seed_example.py --program Before --report
+	$(BIN)/pypto-egg viz examples/seed_example.py --program Before -o egraph.html
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+pytest: $(STAMP)
+	$(BIN)/python -m pytest
+
+test: lint typecheck pytest
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_scale.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info egraph.html

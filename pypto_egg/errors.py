@@ -1,0 +1,39 @@
+"""One exception hierarchy for the whole toolkit."""
+
+from __future__ import annotations
+
+
+class PyptoEggError(Exception):
+    """Base of every error this package raises on purpose."""
+
+
+class UserError(PyptoEggError, ValueError):
+    """Input the toolkit cannot accept; the message says what to change."""
+
+
+class DSLError(UserError):
+    """A `pl` program that does not parse; the message starts with file:line:col."""
+
+
+class TypeDeductionError(UserError):
+    """An op applied to operands whose types it does not accept."""
+
+
+class PassError(UserError):
+    """A program the pass cannot lower (a precondition or a lowering limit)."""
+
+
+class InternalError(PyptoEggError, RuntimeError):
+    """A compiler bug: an invariant the pass relies on did not hold."""
+
+
+class VerificationError(PyptoEggError, ValueError):
+    """A property verifier (e.g. TileOps2D) rejected a program."""
+
+
+class RuleError(UserError):
+    """A rules file egglog could not load; names the file, the line and egglog's message."""
+
+
+class ScheduleLimitError(UserError):
+    """Saturation stopped at a limit (iterations, e-nodes or time) before reaching a fixpoint."""

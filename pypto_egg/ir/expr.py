@@ -1,0 +1,205 @@
+"""Expressions: variables, constants, scalar arithmetic, tuples and calls."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from .span import Span
+from .types import DataType, ScalarType, Type
+
+_ids = itertools.count()
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Var:
+    """A named SSA value; identity is the object, the name is only a hint."""
+
+    name: str
+    type: Type
+    span: Span | None = None
+    uid: int = field(default_factory=lambda: next(_ids))
+
+    def __repr__(self) -> str:
+        return f"Var({self.name})"
+
+
+@dataclass(frozen=True, slots=True)
+class DynDim:
+    """A `pl.dynamic("S")` extent: bound at run time from the shape of an argument."""
+
+    name: str
+    span: Span | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConstInt:
+    value: int
+    dtype: DataType = DataType.INDEX
+    span: Span | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConstFloat:
+    value: float
+    dtype: DataType = DataType.FP32
+    span: Span | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConstBool:
+    value: bool
+    span: Span | None = None
+
+
+ARITH_OPS = ("add", "sub", "mul", "floordiv", "mod", "min", "max")
+CMP_OPS = ("eq", "ne", "lt", "le", "gt", "ge")
+LOGIC_OPS = ("and", "or")
+
+
+@dataclass(frozen=True, slots=True)
+class BinOp:
+    op: str
+    lhs: Expr
+    rhs: Expr
+    span: Span | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UnaryOp:
+    op: str  # "not" | "neg"
+    operand: Expr
+    span: Span | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MakeTuple:
+    elements: tuple[Expr, ...]
+    span: Span | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TupleGetItem:
+    tuple: Expr
+    index: int
+    span: Span | None = None
+
+
+KwValue = Any
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """An op call (`tile.add`) or, when `is_function`, a call of another function of the program."""
+
+    op: str
+    args: tuple[Expr, ...]
+    type: Type
+    kwargs: tuple[tuple[str, KwValue], ...] = ()
+    attrs: tuple[tuple[str, KwValue], ...] = ()
+    span: Span | None = None
+    is_function: bool = False
+
+    def kwarg(self, name: str, default: KwValue = None) -> KwValue:
+        for k, v in self.kwargs:
+            if k == name:
+                return v
+        return default
+
+
+Expr = Union[Var, DynDim, ConstInt, ConstFloat, ConstBool, BinOp, UnaryOp, MakeTuple, TupleGetItem, Call]
+
+
+def const(value: int | Expr) -> Expr:
+    return ConstInt(value) if isinstance(value, int) else value
+
+
+def static_int(e: object) -> int | None:
+    return e.value if isinstance(e, ConstInt) else None
+
+
+def type_of(e: Expr) -> Type:
+    """The type of an expression; scalars deduce from their operands."""
+    if isinstance(e, Var):
+        return e.type
+    if isinstance(e, Call):
+        return e.type
+    if isinstance(e, DynDim | ConstInt):
+        return ScalarType(e.dtype if isinstance(e, ConstInt) else DataType.INDEX)
+    if isinstance(e, ConstFloat):
+        return ScalarType(e.dtype)
+    if isinstance(e, ConstBool):
+        return ScalarType(DataType.BOOL)
+    if isinstance(e, BinOp):
+        if e.op in CMP_OPS or e.op in LOGIC_OPS:
+            return ScalarType(DataType.BOOL)
+        return type_of(e.lhs)
+    if isinstance(e, UnaryOp):
+        return ScalarType(DataType.BOOL) if e.op == "not" else type_of(e.operand)
+    if isinstance(e, MakeTuple):
+        from .types import TupleType
+
+        return TupleType(tuple(type_of(x) for x in e.elements))
+    if isinstance(e, TupleGetItem):
+        from .types import TupleType
+
+        tt = type_of(e.tuple)
+        assert isinstance(tt, TupleType)
+        return tt.types[e.index]
+    raise TypeError(f"not an expression: {e!r}")
+
+
+def exprs_equal(a: Expr, b: Expr) -> bool:
+    """Structural equality of two expressions with variables compared by identity (spans ignored)."""
+    if isinstance(a, Var) or isinstance(b, Var):
+        return a is b
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, ConstInt | ConstFloat | ConstBool):
+        return a.value == b.value  # type: ignore[union-attr]
+    if isinstance(a, DynDim):
+        return a.name == b.name  # type: ignore[union-attr]
+    if isinstance(a, BinOp):
+        assert isinstance(b, BinOp)
+        return a.op == b.op and exprs_equal(a.lhs, b.lhs) and exprs_equal(a.rhs, b.rhs)
+    if isinstance(a, UnaryOp):
+        assert isinstance(b, UnaryOp)
+        return a.op == b.op and exprs_equal(a.operand, b.operand)
+    if isinstance(a, MakeTuple):
+        assert isinstance(b, MakeTuple)
+        return len(a.elements) == len(b.elements) and all(
+            exprs_equal(x, y) for x, y in zip(a.elements, b.elements)
+        )
+    if isinstance(a, TupleGetItem):
+        assert isinstance(b, TupleGetItem)
+        return a.index == b.index and exprs_equal(a.tuple, b.tuple)
+    return a == b
+
+
+def free_vars(e: Expr) -> list[Var]:
+    """Variables an expression reads, in first-seen order."""
+    out: list[Var] = []
+    seen: set[int] = set()
+
+    def walk(x: object) -> None:
+        if isinstance(x, Var):
+            if x.uid not in seen:
+                seen.add(x.uid)
+                out.append(x)
+        elif isinstance(x, BinOp):
+            walk(x.lhs)
+            walk(x.rhs)
+        elif isinstance(x, UnaryOp):
+            walk(x.operand)
+        elif isinstance(x, MakeTuple):
+            for y in x.elements:
+                walk(y)
+        elif isinstance(x, TupleGetItem):
+            walk(x.tuple)
+        elif isinstance(x, Call):
+            for y in x.args:
+                walk(y)
+
+    walk(e)
+    return out

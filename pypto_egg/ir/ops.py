@@ -1,0 +1,490 @@
+"""The op registry: each op's operand schema and its type deduction.
+
+The registry is the only global of the package; it is built once at import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import TypeDeductionError
+from .expr import BinOp, Call, ConstInt, Expr, MakeTuple, exprs_equal, static_int, type_of
+from .span import Span
+from .types import (
+    DataType,
+    MemorySpace,
+    ScalarType,
+    TensorLayout,
+    TensorType,
+    TensorView,
+    TileLayout,
+    TileType,
+    TileView,
+    Type,
+    make_tile_type,
+)
+
+Kwargs = dict[str, Any]
+Deduce = Callable[[str, Sequence[Expr], Kwargs], Type]
+
+
+@dataclass(frozen=True)
+class OpDef:
+    name: str
+    params: tuple[str, ...]  # positional operands, in order
+    required: int  # how many of them must be given
+    kwargs: frozenset[str]  # accepted keyword attributes
+    deduce: Deduce
+    kwarg_params: frozenset[str] = field(default_factory=frozenset)  # operands printed as keywords
+
+
+REGISTRY: dict[str, OpDef] = {}
+
+
+def _register(
+    name: str,
+    params: Sequence[str],
+    deduce: Deduce,
+    required: int | None = None,
+    kwargs: Sequence[str] = (),
+    kwarg_params: Sequence[str] = (),
+) -> None:
+    REGISTRY[name] = OpDef(
+        name,
+        tuple(params),
+        len(params) if required is None else required,
+        frozenset(kwargs),
+        deduce,
+        frozenset(kwarg_params),
+    )
+
+
+def get_op(name: str) -> OpDef:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise TypeDeductionError(f"unknown op '{name}'") from None
+
+
+def deduce_type(op: str, args: Sequence[Expr], kwargs: Kwargs) -> Type:
+    d = get_op(op)
+    if not d.required <= len(args) <= len(d.params):
+        raise TypeDeductionError(
+            f"{op} takes {d.required}..{len(d.params)} operands ({', '.join(d.params)}), got {len(args)}"
+        )
+    unknown = set(kwargs) - d.kwargs
+    if unknown:
+        raise TypeDeductionError(f"{op} does not accept keyword(s) {sorted(unknown)}; accepted: {sorted(d.kwargs)}")
+    return d.deduce(op, args, kwargs)
+
+
+def make_call(
+    op: str,
+    args: Sequence[Expr],
+    kwargs: Kwargs | None = None,
+    attrs: Sequence[tuple[str, Any]] = (),
+    span: Span | None = None,
+) -> Call:
+    """Create an op call with its result type deduced by the registry."""
+    kw = dict(kwargs or {})
+    return Call(op, tuple(args), deduce_type(op, args, kw), tuple(kw.items()), tuple(attrs), span)
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def fmt_shape(shape: Sequence[Expr]) -> str:
+    from .printer import print_expr
+
+    return "[" + ", ".join(print_expr(d) for d in shape) + "]"
+
+
+def _tile(op: str, args: Sequence[Expr], i: int, what: str) -> TileType:
+    t = type_of(args[i])
+    if not isinstance(t, TileType):
+        raise TypeDeductionError(f"{op}: operand '{what}' must be a tile, got {_type_name(t)}")
+    return t
+
+
+def _tensor(op: str, args: Sequence[Expr], i: int, what: str) -> TensorType:
+    t = type_of(args[i])
+    if not isinstance(t, TensorType):
+        raise TypeDeductionError(f"{op}: operand '{what}' must be a tensor, got {_type_name(t)}")
+    return t
+
+
+def _type_name(t: Type) -> str:
+    from .printer import print_type
+
+    return print_type(t)
+
+
+def tuple_elems(op: str, e: Expr, what: str) -> tuple[Expr, ...]:
+    if isinstance(e, MakeTuple):
+        return e.elements
+    raise TypeDeductionError(f"{op}: operand '{what}' must be a list of dims like [2, 3, 4]")
+
+
+def _same_dim(a: Expr, b: Expr) -> bool:
+    sa, sb = static_int(a), static_int(b)
+    return sa is None or sb is None or sa == sb
+
+
+def _view_with(t: TileType, **fields: Any) -> TileView:
+    base = t.view or TileView()
+    return TileView(**{**{f: getattr(base, f) for f in base.__slots__}, **fields})  # type: ignore[attr-defined]
+
+
+def _elementwise_result(src: TileType, dtype: DataType | None = None) -> TileType:
+    valid = src.view.valid_shape if src.view is not None else None
+    view = TileView(valid_shape=valid) if valid is not None else None
+    return make_tile_type(src.shape, dtype or src.dtype, src.memory, view, None)
+
+
+def _matmul_dtype(op: str, a: TileType, b: TileType) -> DataType:
+    if a.dtype.is_float and b.dtype.is_float:
+        return DataType.FP32
+    if a.dtype in (DataType.INT8, DataType.UINT8) and b.dtype in (DataType.INT8, DataType.UINT8):
+        return DataType.INT32
+    if a.dtype == b.dtype:
+        return a.dtype
+    raise TypeDeductionError(f"{op}: operand dtypes {a.dtype.label} and {b.dtype.label} cannot be multiplied")
+
+
+def _check_k(op: str, a: TileType, b: TileType) -> None:
+    ka, kb = static_int(a.shape[-1]), static_int(b.shape[-2])
+    if ka is not None and kb is not None and ka != kb:
+        raise TypeDeductionError(
+            f"{op}: inner dimensions differ: lhs {fmt_shape(a.shape)} has K={ka}, rhs {fmt_shape(b.shape)} has K={kb}"
+        )
+
+
+def broadcast_batch(op: str, a: Sequence[Expr], b: Sequence[Expr]) -> tuple[Expr, ...]:
+    """NumPy broadcast of two batch shapes (right-aligned, a 1 stretches)."""
+    n = max(len(a), len(b))
+    pa = [ConstInt(1)] * (n - len(a)) + list(a)
+    pb = [ConstInt(1)] * (n - len(b)) + list(b)
+    out: list[Expr] = []
+    for x, y in zip(pa, pb):
+        sx, sy = static_int(x), static_int(y)
+        if sx == 1:
+            out.append(y)
+        elif sy == 1 or (sx is not None and sx == sy) or exprs_equal(x, y):
+            out.append(x)
+        else:
+            raise TypeDeductionError(
+                f"{op}: batch dimensions {fmt_shape(a)} and {fmt_shape(b)} do not broadcast"
+            )
+    return tuple(out)
+
+
+# ---------------------------------------------------------------- deductions
+
+
+def _load(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    src = _tensor(op, args, 0, "tensor")
+    offsets = tuple_elems(op, args[1], "offsets")
+    shapes = tuple_elems(op, args[2], "shapes")
+    valid = tuple_elems(op, args[3], "valid_shape") if len(args) > 3 else shapes
+    if not (len(offsets) == len(shapes) == len(valid) == src.rank):
+        raise TypeDeductionError(
+            f"{op}: offsets {fmt_shape(offsets)}, shapes {fmt_shape(shapes)} and valid_shape {fmt_shape(valid)} "
+            f"must each have one entry per axis of the rank-{src.rank} tensor {fmt_shape(src.shape)}"
+        )
+    memory = kw.get("target_memory")
+    return make_tile_type(shapes, src.dtype, memory, TileView(valid_shape=valid))
+
+
+def _store(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    t = _tile(op, args, 0, "tile")
+    dst = type_of(args[2])
+    if not isinstance(dst, TensorType):
+        raise TypeDeductionError(f"{op}: operand 'output_tensor' must be a tensor, got {_type_name(dst)}")
+    offsets = tuple_elems(op, args[1], "offsets")
+    if len(offsets) != dst.rank:
+        raise TypeDeductionError(
+            f"{op}: {len(offsets)} offsets {fmt_shape(offsets)} for a rank-{dst.rank} tensor {fmt_shape(dst.shape)}"
+        )
+    if t.dtype != dst.dtype:
+        raise TypeDeductionError(f"{op}: tile dtype {t.dtype.label} differs from tensor dtype {dst.dtype.label}")
+    if len(args) > 3:
+        tuple_elems(op, args[3], "shapes")
+    return dst
+
+
+def _create(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    shape = tuple_elems(op, args[0], "shape")
+    dtype = kw.get("dtype")
+    if not isinstance(dtype, DataType):
+        raise TypeDeductionError(f"{op} needs dtype=pl.<DTYPE>")
+    view = None
+    if kw.get("compact"):
+        from .types import CompactMode
+
+        view = TileView(compact=CompactMode.normal)
+    return make_tile_type(shape, dtype, kw.get("target_memory"), view)
+
+
+def _binary(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    a = _tile(op, args, 0, "lhs")
+    b = _tile(op, args, 1, "rhs")
+    if a.rank != b.rank or not all(_same_dim(x, y) or static_int(y) == 1 for x, y in zip(a.shape, b.shape)):
+        raise TypeDeductionError(f"{op}: operand shapes {fmt_shape(a.shape)} and {fmt_shape(b.shape)} differ")
+    if a.dtype != b.dtype:
+        raise TypeDeductionError(f"{op}: operand dtypes {a.dtype.label} and {b.dtype.label} differ")
+    return _elementwise_result(a)
+
+
+def _unary(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    return _elementwise_result(_tile(op, args, 0, "tile"))
+
+
+def _scalar(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    t = _tile(op, args, 0, "tile")
+    if not isinstance(type_of(args[1]), ScalarType):
+        raise TypeDeductionError(f"{op}: operand 'scalar' must be a scalar")
+    return _elementwise_result(t)
+
+
+def _cast(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    t = _tile(op, args, 0, "tile")
+    dtype = kw.get("target_type")
+    if not isinstance(dtype, DataType):
+        raise TypeDeductionError(f"{op} needs target_type=pl.<DTYPE>")
+    return _elementwise_result(t, dtype)
+
+
+def _move(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    t = _tile(op, args, 0, "tile")
+    valid = t.view.valid_shape if t.view is not None else None
+    return make_tile_type(t.shape, t.dtype, kw.get("target_memory"), TileView(valid_shape=valid))
+
+
+def _reshape(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    t = _tile(op, args, 0, "tile")
+    shape = tuple_elems(op, args[1], "shape")
+    n_in, n_out = _static_count(t.shape), _static_count(shape)
+    if n_in is not None and n_out is not None and n_in != n_out:
+        raise TypeDeductionError(
+            f"{op}: cannot reshape {fmt_shape(t.shape)} ({n_in} elements) to {fmt_shape(shape)} ({n_out} elements)"
+        )
+    return make_tile_type(shape, t.dtype, t.memory, None, None)
+
+
+def _static_count(shape: Sequence[Expr]) -> int | None:
+    n = 1
+    for d in shape:
+        v = static_int(d)
+        if v is None:
+            return None
+        n *= v
+    return n
+
+
+def _reinterpret(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    t = _tile(op, args, 0, "tile")
+    dtype = kw.get("dtype", t.dtype)
+    if len(args) > 1:
+        shape = tuple_elems(op, args[1], "shape")
+        n_in, n_out = _static_count(t.shape), _static_count(shape)
+        if n_in is not None and n_out is not None and n_in * t.dtype.nbytes != n_out * dtype.nbytes:
+            raise TypeDeductionError(
+                f"{op}: {fmt_shape(t.shape)} {t.dtype.label} and {fmt_shape(shape)} {dtype.label} differ in bytes"
+            )
+        return make_tile_type(shape, dtype, t.memory, None, None)
+    last = static_int(t.shape[-1])
+    if last is None or (last * t.dtype.nbytes) % dtype.nbytes:
+        raise TypeDeductionError(
+            f"{op}: the last dim of {fmt_shape(t.shape)} {t.dtype.label} cannot be reinterpreted as {dtype.label}"
+        )
+    shape = (*t.shape[:-1], ConstInt(last * t.dtype.nbytes // dtype.nbytes))
+    return make_tile_type(shape, dtype, t.memory, None, None)
+
+
+def normalize_axis(op: str, axis: Expr, rank: int) -> int:
+    a = static_int(axis)
+    if a is None:
+        raise TypeDeductionError(f"{op}: axes must be integer literals")
+    if a < 0:
+        a += rank
+    if not 0 <= a < rank:
+        raise TypeDeductionError(f"{op}: axis {static_int(axis)} is out of range for rank {rank}")
+    return a
+
+
+def _transpose(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    t = _tile(op, args, 0, "tile")
+    a1 = normalize_axis(op, args[1], t.rank)
+    a2 = normalize_axis(op, args[2], t.rank)
+    shape = list(t.shape)
+    valid = list(t.valid_shape)
+    shape[a1], shape[a2] = shape[a2], shape[a1]
+    valid[a1], valid[a2] = valid[a2], valid[a1]
+    if len(args) > 3:
+        _tile(op, args, 3, "scratch")
+    return make_tile_type(shape, t.dtype, t.memory, TileView(valid_shape=tuple(valid)))
+
+
+def _transpose_view(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    t = _tile(op, args, 0, "tile")
+    if t.rank < 2:
+        raise TypeDeductionError(f"{op}: needs a tile of rank >= 2, got {fmt_shape(t.shape)}")
+    shape = (*t.shape[:-2], t.shape[-1], t.shape[-2])
+    valid = (*t.valid_shape[:-2], t.valid_shape[-1], t.valid_shape[-2])
+    b, s = t.blayout, t.slayout
+    flip = {TileLayout.row_major: TileLayout.col_major, TileLayout.col_major: TileLayout.row_major}
+    view = TileView(valid_shape=valid, blayout=flip.get(b, b), slayout=flip.get(s, s))
+    if s is TileLayout.none_box:
+        view = TileView(valid_shape=valid)
+    return make_tile_type(shape, t.dtype, t.memory, view)
+
+
+def _slice(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    t = _tile(op, args, 0, "tile")
+    shape = tuple_elems(op, args[1], "shape")
+    offset = tuple_elems(op, args[2], "offset")
+    if len(shape) != t.rank or len(offset) != t.rank:
+        raise TypeDeductionError(
+            f"{op}: shape {fmt_shape(shape)} and offset {fmt_shape(offset)} must match the rank of {fmt_shape(t.shape)}"
+        )
+    valid = tuple_elems(op, args[3], "valid_shape") if len(args) > 3 else None
+    view = TileView(valid_shape=valid, blayout=t.view.blayout if t.view else None, slayout=t.view.slayout if t.view else None)
+    return make_tile_type(shape, t.dtype, t.memory, view)
+
+
+def _assemble(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    t = _tile(op, args, 0, "target")
+    _tile(op, args, 1, "source")
+    return t
+
+
+def _read(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    t = _tile(op, args, 0, "tile")
+    return ScalarType(t.dtype)
+
+
+def _write(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    return _tile(op, args, 0, "tile")
+
+
+def _matmul(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    a = _tile(op, args, 0, "lhs")
+    b = _tile(op, args, 1, "rhs")
+    if a.rank != 2 or b.rank != 2:
+        raise TypeDeductionError(
+            f"{op}: needs 2-D operands, got {fmt_shape(a.shape)} and {fmt_shape(b.shape)}; use tile.batch_matmul"
+        )
+    _check_k(op, a, b)
+    return make_tile_type((a.shape[0], b.shape[1]), _matmul_dtype(op, a, b), MemorySpace.Acc)
+
+
+def _matmul_acc(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    acc = _tile(op, args, 0, "acc")
+    a = _tile(op, args, 1, "lhs")
+    b = _tile(op, args, 2, "rhs")
+    _check_k(op, a, b)
+    return make_tile_type(acc.shape, acc.dtype, MemorySpace.Acc, acc.view, acc.memref)
+
+
+def _batch_matmul(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    a = _tile(op, args, 0, "lhs")
+    b = _tile(op, args, 1, "rhs")
+    if a.rank < 2 or b.rank < 2:
+        raise TypeDeductionError(f"{op}: operands must be at least 2-D")
+    _check_k(op, a, b)
+    batch = broadcast_batch(op, a.shape[:-2], b.shape[:-2])
+    return make_tile_type((*batch, a.shape[-2], b.shape[-1]), _matmul_dtype(op, a, b), MemorySpace.Acc)
+
+
+def _batch_matmul_acc(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    acc = _tile(op, args, 0, "acc")
+    a = _tile(op, args, 1, "lhs")
+    b = _tile(op, args, 2, "rhs")
+    _check_k(op, a, b)
+    return make_tile_type(acc.shape, acc.dtype, acc.memory or MemorySpace.Acc, acc.view, acc.memref)
+
+
+def _row_reduce(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    t = _tile(op, args, 0, "tile")
+    keep = kw.get("keepdim", True)
+    valid = t.valid_shape
+    if keep:
+        shape: tuple[Expr, ...] = (*t.shape[:-1], ConstInt(1))
+        vshape: tuple[Expr, ...] = (*valid[:-1], ConstInt(1))
+    else:
+        shape, vshape = tuple(t.shape[:-1]), tuple(valid[:-1])
+    return make_tile_type(shape, t.dtype, t.memory, TileView(valid_shape=vshape))
+
+
+def _set_validshape(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    t = _tile(op, args, 0, "tile")
+    if t.rank != 2:
+        raise TypeDeductionError(f"{op}: only 2-D tiles, got {fmt_shape(t.shape)}")
+    return make_tile_type(t.shape, t.dtype, t.memory, _view_with(t, valid_shape=(args[1], args[2])), t.memref)
+
+
+def contiguous_strides(shape: Sequence[Expr]) -> tuple[Expr, ...]:
+    strides: list[Expr] = []
+    acc: Expr = ConstInt(1)
+    for d in reversed(shape):
+        strides.append(acc)
+        sa, sd = static_int(acc), static_int(d)
+        acc = ConstInt(sa * sd) if sa is not None and sd is not None else BinOp("mul", d, acc)
+    return tuple(reversed(strides))
+
+
+def _tensor_view(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    src = _tensor(op, args, 0, "tensor")
+    shape = tuple_elems(op, args[1], "shape")
+    valid = tuple_elems(op, args[2], "valid_shape") if len(args) > 2 else ()
+    return TensorType(shape, src.dtype, TensorView(contiguous_strides(shape), src.layout, valid))
+
+
+def _tensor_create(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    shape = tuple_elems(op, args[0], "shape")
+    dtype = kw.get("dtype")
+    if not isinstance(dtype, DataType):
+        raise TypeDeductionError(f"{op} needs dtype=pl.<DTYPE>")
+    layout = kw.get("layout", TensorLayout.ND)
+    view = None if layout is TensorLayout.ND else TensorView((), layout)
+    return TensorType(shape, dtype, view)
+
+
+BINARY_OPS = ("tile.add", "tile.sub", "tile.mul", "tile.div", "tile.maximum", "tile.minimum")
+SCALAR_OPS = ("tile.adds", "tile.subs", "tile.muls", "tile.divs", "tile.maxs", "tile.mins")
+UNARY_OPS = ("tile.exp", "tile.neg", "tile.sqrt", "tile.abs", "tile.relu", "tile.log", "tile.recip", "tile.rsqrt")
+ROW_REDUCE_OPS = ("tile.row_sum", "tile.row_max", "tile.row_min")
+SCALAR_FORM = dict(zip(BINARY_OPS, SCALAR_OPS))
+
+_register("tile.load", ("tensor", "offsets", "shapes", "valid_shape"), _load, 3,
+          ("target_memory", "transpose", "clamp"))
+_register("tile.store", ("tile", "offsets", "output_tensor", "shapes"), _store, 3, ("atomic",))
+_register("tile.create", ("shape",), _create, 1, ("dtype", "target_memory", "transpose", "flat_layout", "compact"))
+_register("tile.full", ("shape", "value"), _create, 2, ("dtype",), kwarg_params=("value",))
+for _name in BINARY_OPS:
+    _register(_name, ("lhs", "rhs"), _binary)
+for _name in SCALAR_OPS:
+    _register(_name, ("tile", "scalar"), _scalar)
+for _name in UNARY_OPS:
+    _register(_name, ("tile",), _unary)
+for _name in ROW_REDUCE_OPS:
+    _register(_name, ("tile",), _row_reduce, kwargs=("keepdim",))
+_register("tile.cast", ("tile",), _cast, kwargs=("target_type", "mode"))
+_register("tile.move", ("tile",), _move, kwargs=("target_memory",))
+_register("tile.reshape", ("tile", "shape"), _reshape)
+_register("tile.reinterpret_view", ("tile", "shape"), _reinterpret, 1, ("dtype",), kwarg_params=("shape",))
+_register("tile.transpose", ("tile", "axis1", "axis2", "scratch"), _transpose, 3)
+_register("tile.transpose_view", ("tile",), _transpose_view)
+_register("tile.slice", ("tile", "shape", "offset", "valid_shape"), _slice, 3)
+_register("tile.assemble", ("target", "source", "offset"), _assemble)
+_register("tile.read", ("tile", "indices"), _read)
+_register("tile.write", ("tile", "indices", "value"), _write)
+_register("tile.matmul", ("lhs", "rhs"), _matmul)
+_register("tile.matmul_acc", ("acc", "lhs", "rhs", "init_cond"), _matmul_acc, 3)
+_register("tile.batch_matmul", ("lhs", "rhs"), _batch_matmul)
+_register("tile.batch_matmul_acc", ("acc", "lhs", "rhs", "init_cond"), _batch_matmul_acc, 3)
+_register("tile.set_validshape", ("tile", "valid_rows", "valid_cols"), _set_validshape)
+_register("tensor.view", ("tensor", "shape", "valid_shape"), _tensor_view, 2)
+_register("tensor.create", ("shape",), _tensor_create, kwargs=("dtype", "layout"))

@@ -1,0 +1,362 @@
+"""Print IR as `pl` DSL text that parses back to a structurally equal program."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .expr import (
+    BinOp,
+    Call,
+    ConstBool,
+    ConstFloat,
+    ConstInt,
+    DynDim,
+    Expr,
+    MakeTuple,
+    TupleGetItem,
+    UnaryOp,
+    Var,
+)
+from .ops import REGISTRY
+from .stmt import (
+    AssignStmt,
+    EvalStmt,
+    ForStmt,
+    Function,
+    FunctionType,
+    IfStmt,
+    LoopKind,
+    ParamDirection,
+    Program,
+    ReturnStmt,
+    ScopeStmt,
+    SeqStmts,
+    Stmt,
+    WhileStmt,
+    YieldStmt,
+)
+from .types import (
+    AtomicType,
+    CompactMode,
+    DataType,
+    MemorySpace,
+    PadValue,
+    ScalarType,
+    TensorLayout,
+    TensorType,
+    TileLayout,
+    TileType,
+    TupleType,
+    Type,
+)
+
+CAST_MODES = {0: "none", 1: "rint", 2: "round", 3: "floor", 4: "ceil", 5: "trunc", 6: "odd"}
+_INFIX = {
+    "or": ("or", 1), "and": ("and", 2),
+    "eq": ("==", 4), "ne": ("!=", 4), "lt": ("<", 4), "le": ("<=", 4), "gt": (">", 4), "ge": (">=", 4),
+    "add": ("+", 5), "sub": ("-", 5), "mul": ("*", 6), "floordiv": ("//", 6), "mod": ("%", 6),
+}  # fmt: skip
+
+
+class Namer:
+    """Gives every variable a unique printed name: a repeated hint becomes `x_1`, `x_2`, ..."""
+
+    def __init__(self) -> None:
+        self.names: dict[int, str] = {}
+        self.used: set[str] = set()
+
+    def define(self, v: Var) -> str:
+        if v.uid in self.names:
+            return self.names[v.uid]
+        name, i = v.name, 0
+        while name in self.used:
+            i += 1
+            name = f"{v.name}_{i}"
+        self.used.add(name)
+        self.names[v.uid] = name
+        return name
+
+    def name(self, v: Var) -> str:
+        return self.names.get(v.uid, v.name)
+
+
+def _prec(e: Expr) -> int:
+    if isinstance(e, BinOp) and e.op in _INFIX:
+        return _INFIX[e.op][1]
+    if isinstance(e, UnaryOp):
+        return 3 if e.op == "not" else 7
+    return 9
+
+
+def print_expr(e: Expr, namer: Namer | None = None) -> str:
+    n = namer or Namer()
+    if isinstance(e, Var):
+        return n.name(e)
+    if isinstance(e, DynDim):
+        return e.name
+    if isinstance(e, ConstBool):
+        return "True" if e.value else "False"
+    if isinstance(e, ConstInt):
+        return str(e.value)
+    if isinstance(e, ConstFloat):
+        return repr(float(e.value))
+    if isinstance(e, BinOp):
+        if e.op in ("min", "max"):
+            return f"pl.{e.op}({print_expr(e.lhs, n)}, {print_expr(e.rhs, n)})"
+        sym, p = _INFIX[e.op]
+        lhs, rhs = print_expr(e.lhs, n), print_expr(e.rhs, n)
+        if _prec(e.lhs) < p:
+            lhs = f"({lhs})"
+        if _prec(e.rhs) <= p:
+            rhs = f"({rhs})"
+        return f"{lhs} {sym} {rhs}"
+    if isinstance(e, UnaryOp):
+        inner = print_expr(e.operand, n)
+        if _prec(e.operand) < _prec(e):
+            inner = f"({inner})"
+        return f"not {inner}" if e.op == "not" else f"-{inner}"
+    if isinstance(e, MakeTuple):
+        return "[" + ", ".join(print_expr(x, n) for x in e.elements) + "]"
+    if isinstance(e, TupleGetItem):
+        return f"{print_expr(e.tuple, n)}[{e.index}]"
+    if isinstance(e, Call):
+        return _print_call(e, n)
+    raise TypeError(f"cannot print {e!r}")
+
+
+def print_kwarg_value(key: str, v: Any) -> str:
+    if isinstance(v, DataType):
+        return f"pl.{v.label}"
+    if isinstance(v, MemorySpace):
+        return f"pl.Mem.{v.value}"
+    if isinstance(v, TensorLayout | TileLayout | PadValue | CompactMode | AtomicType):
+        return repr(v)
+    if key == "mode" and isinstance(v, int) and not isinstance(v, bool):
+        return repr(CAST_MODES.get(v, str(v)))
+    if isinstance(v, str):
+        return repr(v)
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k!r}: {print_kwarg_value(k, x)}" for k, x in v.items()) + "}"
+    return repr(v)
+
+
+def _print_call(c: Call, n: Namer) -> str:
+    if c.is_function:
+        return f"self.{c.op}(" + ", ".join(print_expr(a, n) for a in c.args) + ")"
+    op = REGISTRY.get(c.op)
+    parts: list[str] = []
+    kw_parts: list[str] = []
+    for i, a in enumerate(c.args):
+        pname = op.params[i] if op is not None and i < len(op.params) else None
+        if op is not None and pname in op.kwarg_params:
+            kw_parts.append(f"{pname}={print_expr(a, n)}")
+        else:
+            parts.append(print_expr(a, n))
+    parts += [f"{k}={print_kwarg_value(k, v)}" for k, v in c.kwargs]
+    parts += kw_parts
+    if c.attrs:
+        parts.append("attrs={" + ", ".join(f"{k!r}: {print_kwarg_value(k, v)}" for k, v in c.attrs) + "}")
+    return f"pl.{c.op}(" + ", ".join(parts) + ")"
+
+
+def _shape(shape: tuple[Expr, ...], n: Namer) -> str:
+    return "[" + ", ".join(print_expr(d, n) for d in shape) + "]"
+
+
+def print_type(t: Type, namer: Namer | None = None) -> str:
+    n = namer or Namer()
+    if isinstance(t, ScalarType):
+        return f"pl.Scalar[pl.{t.dtype.label}]"
+    if isinstance(t, TensorType):
+        parts = [_shape(t.shape, n), f"pl.{t.dtype.label}"]
+        if t.view is not None:
+            vp = [f"stride={_shape(t.view.stride, n)}", f"layout={t.view.layout!r}"]
+            if t.view.valid_shape:
+                vp.append(f"valid_shape={_shape(t.view.valid_shape, n)}")
+            if t.view.pad is not None:
+                vp.append(f"pad={t.view.pad!r}")
+            parts.append("pl.TensorView(" + ", ".join(vp) + ")")
+        return "pl.Tensor[" + ", ".join(parts) + "]"
+    if isinstance(t, TileType):
+        parts = [_shape(t.shape, n), f"pl.{t.dtype.label}"]
+        if t.memref is not None:
+            parts.append(f"pl.MemRef({t.memref!r})")
+        if t.memory is not None:
+            parts.append(f"pl.Mem.{t.memory.value}")
+        if t.view is not None:
+            v = t.view
+            vp = []
+            if v.valid_shape is not None:
+                vp.append(f"valid_shape={_shape(v.valid_shape, n)}")
+            if v.stride is not None:
+                vp.append(f"stride={_shape(v.stride, n)}")
+            if v.start_offset is not None:
+                vp.append(f"start_offset={print_expr(v.start_offset, n)}")
+            for f in ("blayout", "slayout"):
+                if getattr(v, f) is not None:
+                    vp.append(f"{f}={getattr(v, f)!r}")
+            if v.fractal is not None:
+                vp.append(f"fractal={v.fractal}")
+            if v.pad is not None:
+                vp.append(f"pad={v.pad!r}")
+            if v.compact is not None:
+                vp.append(f"compact={v.compact!r}")
+            parts.append("pl.TileView(" + ", ".join(vp) + ")")
+        return "pl.Tile[" + ", ".join(parts) + "]"
+    if isinstance(t, TupleType):
+        return "tuple[" + ", ".join(print_type(x, n) for x in t.types) + "]"
+    raise TypeError(f"cannot print type {t!r}")
+
+
+class _Printer:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.n = Namer()
+
+    def emit(self, depth: int, text: str) -> None:
+        self.lines.append("    " * depth + text)
+
+    def function(self, f: Function, depth: int) -> None:
+        self.n = Namer()
+        args = []
+        for p in f.params:
+            name = self.n.define(p.var)
+            ty = print_type(p.var.type, self.n)
+            if p.direction is not ParamDirection.In:
+                ty = f"pl.{p.direction.value}[{ty}]"
+            args.append(f"{name}: {ty}")
+        if f.has_self:
+            args.insert(0, "self")
+        rets = [print_type(t, self.n) for t in f.return_types]
+        ret = "" if not rets else f" -> {rets[0]}" if len(rets) == 1 else f" -> tuple[{', '.join(rets)}]"
+        deco = []
+        if f.type is not FunctionType.Opaque:
+            deco.append(f"type=pl.FunctionType.{f.type.value}")
+        if f.level:
+            deco.append(f"level=pl.Level.{f.level}")
+        if f.role:
+            deco.append(f"role=pl.Role.{f.role}")
+        self.emit(depth, "@pl.function" + (f"({', '.join(deco)})" if deco else ""))
+        self.emit(depth, f"def {f.name}({', '.join(args)}){ret}:")
+        self.body(f.body, depth + 1, ())
+        if not f.body:
+            self.emit(depth + 1, "pass")
+
+    def body(self, stmts: tuple[Stmt, ...], depth: int, targets: tuple[Var, ...]) -> None:
+        for s in stmts:
+            self.stmt(s, depth, targets)
+
+    def stmt(self, s: Stmt, d: int, targets: tuple[Var, ...]) -> None:
+        n = self.n
+        if isinstance(s, AssignStmt):
+            value = print_expr(s.value, n)
+            self.emit(d, f"{n.define(s.var)}: {print_type(s.var.type, n)} = {value}")
+        elif isinstance(s, EvalStmt):
+            self.emit(d, print_expr(s.expr, n))
+        elif isinstance(s, SeqStmts):
+            self.body(s.stmts, d, targets)
+        elif isinstance(s, YieldStmt):
+            call = "pl.yield_(" + ", ".join(print_expr(v, n) for v in s.values) + ")"
+            if targets:
+                self.emit(d, ", ".join(n.define(v) for v in targets) + f" = {call}")
+            else:
+                self.emit(d, call)
+        elif isinstance(s, ReturnStmt):
+            self.emit(d, ("return " + ", ".join(print_expr(v, n) for v in s.values)).rstrip())
+        elif isinstance(s, ScopeStmt):
+            kw = []
+            if s.level:
+                kw.append(f"level=pl.Level.{s.level}")
+            if s.name_hint:
+                kw.append(f"name_hint={s.name_hint!r}")
+            self.emit(d, f"with pl.at({', '.join(kw)}):")
+            self.body(s.body, d + 1, targets)
+            if not s.body:
+                self.emit(d + 1, "pass")
+        elif isinstance(s, IfStmt):
+            self.emit(d, f"if {print_expr(s.condition, n)}:")
+            self.body(s.then_body, d + 1, s.return_vars)
+            if not s.then_body:
+                self.emit(d + 1, "pass")
+            if s.else_body is not None:
+                self.emit(d, "else:")
+                self.body(s.else_body, d + 1, s.return_vars)
+                if not s.else_body:
+                    self.emit(d + 1, "pass")
+        elif isinstance(s, ForStmt):
+            self.for_stmt(s, d)
+        elif isinstance(s, WhileStmt):
+            inits = ", ".join(print_expr(ia.init, n) for ia in s.iter_args)
+            names = ", ".join(n.define(ia.var) for ia in s.iter_args)
+            trail = "," if len(s.iter_args) == 1 else ""
+            self.emit(d, f"for {names} in pl.while_(init_values=({inits}{trail})):")
+            self.emit(d + 1, f"pl.cond({print_expr(s.condition, n)})")
+            self.body(s.body, d + 1, s.return_vars)
+        else:
+            raise TypeError(f"cannot print statement {s!r}")
+
+    def for_stmt(self, s: ForStmt, d: int) -> None:
+        n = self.n
+        start, stop, step = (print_expr(x, n) for x in (s.start, s.stop, s.step))
+        if isinstance(s.start, ConstInt) and s.start.value == 0 and isinstance(s.step, ConstInt) and s.step.value == 1:
+            bounds = [stop]
+        elif isinstance(s.step, ConstInt) and s.step.value == 1:
+            bounds = [start, stop]
+        else:
+            bounds = [start, stop, step]
+        if s.stage is not None:
+            bounds.append(f"stage={s.stage}")
+        inits = [print_expr(ia.init, n) for ia in s.iter_args]
+        loop_var = n.define(s.loop_var)
+        if s.iter_args:
+            trail = "," if len(inits) == 1 else ""
+            bounds.append(f"init_values=({', '.join(inits)}{trail})")
+            names = ", ".join(n.define(ia.var) for ia in s.iter_args)
+            head = f"{loop_var}, ({names}{trail})"
+        else:
+            head = loop_var
+        kind = {LoopKind.range: "range", LoopKind.parallel: "parallel", LoopKind.unroll: "unroll",
+                LoopKind.pipeline: "pipeline"}[s.kind]  # fmt: skip
+        self.emit(d, f"for {head} in pl.{kind}({', '.join(bounds)}):")
+        self.body(s.body, d + 1, s.return_vars)
+        if not s.body:
+            self.emit(d + 1, "pass")
+
+
+def _dyn_dims(node: object, out: set[str]) -> None:
+    if isinstance(node, DynDim):
+        out.add(node.name)
+    elif isinstance(node, tuple | list):
+        for x in node:
+            _dyn_dims(x, out)
+    elif hasattr(node, "__dataclass_fields__"):
+        for f in node.__dataclass_fields__:
+            if f != "span":
+                _dyn_dims(getattr(node, f), out)
+
+
+def python_print(node: object) -> str:
+    """DSL text for a program, function, statement, expression or type."""
+    p = _Printer()
+    if isinstance(node, Program):
+        dyn: set[str] = set()
+        _dyn_dims(node.functions, dyn)
+        p.lines += [f"# pypto.program: {node.name}", "import pypto_egg.language as pl", ""]
+        if dyn:
+            p.lines += [f'{x} = pl.dynamic("{x}")' for x in sorted(dyn)] + [""]
+        p.lines += ["@pl.program", f"class {node.name}:"]
+        for i, f in enumerate(node.functions):
+            if i:
+                p.lines.append("")
+            p.function(f, 1)
+        return "\n".join(p.lines) + "\n"
+    if isinstance(node, Function):
+        p.function(node, 0)
+        return "\n".join(p.lines) + "\n"
+    if isinstance(node, TileType | TensorType | ScalarType | TupleType):
+        return print_type(node)
+    if isinstance(node, AssignStmt | EvalStmt | SeqStmts | ForStmt | WhileStmt | IfStmt | YieldStmt | ReturnStmt
+                  | ScopeStmt):  # fmt: skip
+        p.stmt(node, 0, ())
+        return "\n".join(p.lines)
+    return print_expr(node)  # type: ignore[arg-type]

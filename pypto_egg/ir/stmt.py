@@ -1,0 +1,164 @@
+"""Statements, functions and programs."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Union
+
+from .expr import Expr, Var
+from .span import Span
+from .types import Type
+
+
+@dataclass(frozen=True, slots=True)
+class AssignStmt:
+    var: Var
+    value: Expr
+    span: Span | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EvalStmt:
+    expr: Expr
+    span: Span | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SeqStmts:
+    stmts: tuple[Stmt, ...]
+    span: Span | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IterArg:
+    """A loop-carried value: `var` inside the body, seeded by `init`."""
+
+    var: Var
+    init: Expr
+
+
+class LoopKind(enum.Enum):
+    range = "range"
+    parallel = "parallel"
+    unroll = "unroll"
+    pipeline = "pipeline"
+
+
+@dataclass(frozen=True, slots=True)
+class ForStmt:
+    loop_var: Var
+    start: Expr
+    stop: Expr
+    step: Expr
+    iter_args: tuple[IterArg, ...]
+    body: tuple[Stmt, ...]
+    return_vars: tuple[Var, ...]
+    kind: LoopKind = LoopKind.range
+    stage: int | None = None
+    span: Span | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WhileStmt:
+    condition: Expr
+    iter_args: tuple[IterArg, ...]
+    body: tuple[Stmt, ...]
+    return_vars: tuple[Var, ...]
+    span: Span | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IfStmt:
+    condition: Expr
+    then_body: tuple[Stmt, ...]
+    else_body: tuple[Stmt, ...] | None
+    return_vars: tuple[Var, ...]
+    span: Span | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class YieldStmt:
+    values: tuple[Expr, ...]
+    span: Span | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReturnStmt:
+    values: tuple[Expr, ...]
+    span: Span | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeStmt:
+    """`with pl.at(level=..., name_hint=...)`: definitions inside stay visible afterwards."""
+
+    body: tuple[Stmt, ...]
+    level: str | None = None
+    name_hint: str | None = None
+    span: Span | None = None
+
+
+Stmt = Union[AssignStmt, EvalStmt, SeqStmts, ForStmt, WhileStmt, IfStmt, YieldStmt, ReturnStmt, ScopeStmt]
+
+
+class FunctionType(enum.Enum):
+    Opaque = "Opaque"
+    Orchestration = "Orchestration"
+    InCore = "InCore"
+    AIC = "AIC"
+    AIV = "AIV"
+    Group = "Group"
+
+    @property
+    def is_incore(self) -> bool:
+        return self in (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
+
+
+class ParamDirection(enum.Enum):
+    In = "In"
+    Out = "Out"
+    InOut = "InOut"
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    var: Var
+    direction: ParamDirection = ParamDirection.In
+
+
+@dataclass(frozen=True, slots=True)
+class Function:
+    name: str
+    params: tuple[Param, ...]
+    return_types: tuple[Type, ...]
+    body: tuple[Stmt, ...]
+    type: FunctionType = FunctionType.Opaque
+    level: str | None = None
+    role: str | None = None
+    span: Span | None = None
+
+    @property
+    def has_self(self) -> bool:
+        return self.role != "SubWorker"
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    name: str
+    functions: tuple[Function, ...]
+    span: Span | None = None
+
+    def function(self, name: str) -> Function:
+        for f in self.functions:
+            if f.name == name:
+                return f
+        raise KeyError(f"program {self.name!r} has no function {name!r}")
+
+    def as_python(self) -> str:
+        from .printer import python_print
+
+        return python_print(self)
+
+    def __str__(self) -> str:
+        return self.as_python()

@@ -1,0 +1,249 @@
+"""Data types, memory spaces, layouts and the value types of the tile IR."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Union
+
+if TYPE_CHECKING:
+    from .expr import Expr
+
+
+class DataType(enum.Enum):
+    FP32 = ("FP32", 4, "float32")
+    FP16 = ("FP16", 2, "float16")
+    BF16 = ("BF16", 2, "float32")
+    INT8 = ("INT8", 1, "int8")
+    INT16 = ("INT16", 2, "int16")
+    INT32 = ("INT32", 4, "int32")
+    INT64 = ("INT64", 8, "int64")
+    UINT8 = ("UINT8", 1, "uint8")
+    INDEX = ("INDEX", 8, "int64")
+    BOOL = ("BOOL", 1, "bool")
+
+    def __init__(self, label: str, nbytes: int, numpy_name: str) -> None:
+        self.label = label
+        self.nbytes = nbytes
+        self.numpy_name = numpy_name
+
+    @property
+    def is_float(self) -> bool:
+        return self in (DataType.FP32, DataType.FP16, DataType.BF16)
+
+    @property
+    def is_int(self) -> bool:
+        return not self.is_float and self is not DataType.BOOL
+
+    def __repr__(self) -> str:
+        return f"pl.{self.label}"
+
+
+class MemorySpace(enum.Enum):
+    DDR = "DDR"
+    Vec = "Vec"
+    Mat = "Mat"
+    Left = "Left"
+    Right = "Right"
+    Acc = "Acc"
+    Bias = "Bias"
+    LeftScale = "LeftScale"
+    RightScale = "RightScale"
+
+    def __repr__(self) -> str:
+        return f"pl.Mem.{self.value}"
+
+
+class TileLayout(enum.Enum):
+    none_box = "none_box"
+    row_major = "row_major"
+    col_major = "col_major"
+
+    def __repr__(self) -> str:
+        return f"pl.TileLayout.{self.value}"
+
+
+class TensorLayout(enum.Enum):
+    ND = "ND"
+    DN = "DN"
+    NZ = "NZ"
+
+    def __repr__(self) -> str:
+        return f"pl.TensorLayout.{self.value}"
+
+
+class PadValue(enum.Enum):
+    null = "null"
+    zero = "zero"
+    max = "max"
+    min = "min"
+
+    def __repr__(self) -> str:
+        return f"pl.PadValue.{self.value}"
+
+
+class CompactMode(enum.Enum):
+    null = "null"
+    normal = "normal"
+
+    def __repr__(self) -> str:
+        return f"pl.CompactMode.{self.value}"
+
+
+class AtomicType(enum.Enum):
+    none = 0
+    Add = 1
+
+    def __repr__(self) -> str:
+        return f"pl.AtomicType.{self.name}"
+
+
+Shape = tuple["Expr", ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ScalarType:
+    dtype: DataType
+
+
+@dataclass(frozen=True, slots=True)
+class TensorView:
+    stride: Shape = ()
+    layout: TensorLayout = TensorLayout.ND
+    valid_shape: Shape = ()
+    pad: PadValue | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TensorType:
+    shape: Shape
+    dtype: DataType
+    view: TensorView | None = None
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def layout(self) -> TensorLayout:
+        return self.view.layout if self.view is not None else TensorLayout.ND
+
+
+@dataclass(frozen=True, slots=True)
+class TileView:
+    """A tile's view; a field left as None takes the implicit value for the tile's shape and space."""
+
+    valid_shape: Shape | None = None
+    stride: Shape | None = None
+    start_offset: Expr | None = None
+    blayout: TileLayout | None = None
+    slayout: TileLayout | None = None
+    fractal: int | None = None
+    pad: PadValue | None = None
+    compact: CompactMode | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TileType:
+    shape: Shape
+    dtype: DataType
+    memory: MemorySpace | None = None
+    view: TileView | None = None
+    memref: str | None = None
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def valid_shape(self) -> Shape:
+        if self.view is not None and self.view.valid_shape is not None:
+            return self.view.valid_shape
+        return self.shape
+
+    @property
+    def blayout(self) -> TileLayout:
+        if self.view is not None and self.view.blayout is not None:
+            return self.view.blayout
+        return implicit_layouts(self.shape, self.memory)[0]
+
+    @property
+    def slayout(self) -> TileLayout:
+        if self.view is not None and self.view.slayout is not None:
+            return self.view.slayout
+        return implicit_layouts(self.shape, self.memory)[1]
+
+    @property
+    def nbytes(self) -> int | None:
+        from .expr import static_int
+
+        total = self.dtype.nbytes
+        for d in self.shape:
+            v = static_int(d)
+            if v is None:
+                return None
+            total *= v
+        return total
+
+
+@dataclass(frozen=True, slots=True)
+class TupleType:
+    types: tuple[Type, ...]
+
+
+Type = Union[ScalarType, TensorType, TileType, TupleType]
+
+
+def implicit_layouts(shape: Shape, memory: MemorySpace | None) -> tuple[TileLayout, TileLayout, int]:
+    """(blayout, slayout, fractal) a tile of this shape gets in this space when no view says otherwise."""
+    from .expr import static_int
+
+    if memory in (MemorySpace.Mat, MemorySpace.Left, MemorySpace.Acc):
+        return TileLayout.col_major, TileLayout.row_major, 1024 if memory is MemorySpace.Acc else 512
+    if memory is MemorySpace.Right:
+        return TileLayout.row_major, TileLayout.col_major, 512
+    column = len(shape) == 2 and static_int(shape[1]) == 1 and (static_int(shape[0]) or 0) > 1
+    return (TileLayout.col_major if column else TileLayout.row_major), TileLayout.none_box, 512
+
+
+def make_tile_type(
+    shape: Shape,
+    dtype: DataType,
+    memory: MemorySpace | None = None,
+    view: TileView | None = None,
+    memref: str | None = None,
+) -> TileType:
+    """Build a TileType whose view holds only the fields that differ from the implicit view."""
+    return TileType(tuple(shape), dtype, memory, canonical_view(tuple(shape), memory, view), memref)
+
+
+def canonical_view(shape: Shape, memory: MemorySpace | None, view: TileView | None) -> TileView | None:
+    from .expr import exprs_equal
+
+    if view is None:
+        return None
+    blayout, slayout, fractal = implicit_layouts(shape, memory)
+    valid = view.valid_shape
+    if valid is not None and len(valid) == len(shape) and all(exprs_equal(a, b) for a, b in zip(valid, shape)):
+        valid = None
+    canon = TileView(
+        valid_shape=tuple(valid) if valid is not None else None,
+        stride=tuple(view.stride) if view.stride else None,
+        start_offset=view.start_offset,
+        blayout=None if view.blayout in (None, blayout) else view.blayout,
+        slayout=None if view.slayout in (None, slayout) else view.slayout,
+        fractal=None if view.fractal in (None, fractal) else view.fractal,
+        pad=None if view.pad in (None, PadValue.null) else view.pad,
+        compact=None if view.compact in (None, CompactMode.null) else view.compact,
+    )
+    return None if canon == TileView() else canon
+
+
+def retile(t: TileType, **changes: object) -> TileType:
+    """A copy of `t` with fields changed, re-canonicalising the view for the new shape and space."""
+    new = replace(t, **changes)  # type: ignore[arg-type]
+    return make_tile_type(new.shape, new.dtype, new.memory, new.view, new.memref)
+
+
+def is_nd_tile(t: object) -> bool:
+    return isinstance(t, TileType) and t.rank > 2
