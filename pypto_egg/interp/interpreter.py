@@ -1,0 +1,405 @@
+"""Execute IR on numpy arrays: the semantic oracle every lowering is checked against.
+
+Tensors are mutable buffers (a store writes in place and returns the same buffer); tiles are fresh arrays
+of their physical shape. Elements outside a tile's valid region are zero here, and a store writes only the
+valid region, so two equivalent programs leave identical outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import UserError
+from ..ir.expr import (
+    BinOp,
+    Call,
+    ConstBool,
+    ConstFloat,
+    ConstInt,
+    DynDim,
+    Expr,
+    MakeTuple,
+    TupleGetItem,
+    UnaryOp,
+    Var,
+    type_of,
+)
+from ..ir.stmt import (
+    AssignStmt,
+    EvalStmt,
+    ForStmt,
+    Function,
+    IfStmt,
+    ParamDirection,
+    Program,
+    ReturnStmt,
+    ScopeStmt,
+    SeqStmts,
+    Stmt,
+    WhileStmt,
+    YieldStmt,
+)
+from ..ir.types import DataType, ScalarType, TensorType, TileType
+
+
+class InterpError(UserError):
+    """A program that cannot be executed (an out-of-bounds window, a missing input, ...)."""
+
+
+def np_dtype(dt: DataType) -> np.dtype[Any]:
+    return np.dtype(dt.numpy_name)
+
+
+@dataclass
+class _Signal:
+    kind: str  # "yield" | "return"
+    values: tuple[Any, ...]
+
+
+_SCALAR_BIN: dict[str, Callable[[Any, Any], Any]] = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "floordiv": lambda a, b: a // b, "mod": lambda a, b: a % b, "min": min, "max": max,
+    "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b, "le": lambda a, b: a <= b,
+    "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b, "and": lambda a, b: bool(a) and bool(b),
+    "or": lambda a, b: bool(a) or bool(b),
+}  # fmt: skip
+_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "tile.exp": np.exp, "tile.neg": np.negative, "tile.sqrt": np.sqrt, "tile.abs": np.abs,
+    "tile.relu": lambda x: np.maximum(x, 0), "tile.log": np.log, "tile.recip": lambda x: 1 / x,
+    "tile.rsqrt": lambda x: 1 / np.sqrt(x),
+}  # fmt: skip
+_BINARY: dict[str, Callable[[np.ndarray, Any], np.ndarray]] = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "maximum": np.maximum,
+    "minimum": np.minimum, "adds": np.add, "subs": np.subtract, "muls": np.multiply, "divs": np.divide,
+    "maxs": np.maximum, "mins": np.minimum,
+}  # fmt: skip
+
+
+class _Machine:
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self.env: dict[int, Any] = {}
+        self.dyn: dict[str, int] = {}
+
+    # ------------------------------------------------------------ scalars and dims
+
+    def value(self, e: Expr) -> Any:
+        if isinstance(e, Var):
+            if e.uid not in self.env:
+                raise InterpError(f"variable '{e.name}' is read before it is defined")
+            return self.env[e.uid]
+        if isinstance(e, ConstInt | ConstFloat | ConstBool):
+            return e.value
+        if isinstance(e, DynDim):
+            if e.name not in self.dyn:
+                raise InterpError(f"dynamic dimension {e.name} is not bound by any input shape")
+            return self.dyn[e.name]
+        if isinstance(e, BinOp):
+            return _SCALAR_BIN[e.op](self.value(e.lhs), self.value(e.rhs))
+        if isinstance(e, UnaryOp):
+            v = self.value(e.operand)
+            return (not v) if e.op == "not" else -v
+        if isinstance(e, MakeTuple):
+            return tuple(self.value(x) for x in e.elements)
+        if isinstance(e, TupleGetItem):
+            return self.value(e.tuple)[e.index]
+        if isinstance(e, Call):
+            return self.call(e)
+        raise InterpError(f"cannot evaluate {e!r}")
+
+    def ints(self, e: Expr | Sequence[Expr]) -> tuple[int, ...]:
+        vals = self.value(e) if isinstance(e, MakeTuple) else tuple(self.value(x) for x in e)  # type: ignore[union-attr]
+        return tuple(int(v) for v in vals)
+
+    def valid_of(self, t: TileType) -> tuple[int, ...]:
+        return self.ints(t.valid_shape)
+
+    # ------------------------------------------------------------ ops
+
+    def call(self, c: Call) -> Any:
+        if c.is_function:
+            callee = self.program.function(c.op)
+            args = [self.value(a) for a in c.args]
+            out = _Machine(self.program).run_function(callee, args)
+            return out[0] if len(out) == 1 else tuple(out)
+        a = c.args
+        op = c.op
+        name = op.split(".", 1)[1]
+        ty = c.type
+        if op == "tile.load":
+            return self.load(c)
+        if op == "tile.store":
+            return self.store(c)
+        if op in ("tile.create", "tile.full"):
+            assert isinstance(ty, TileType)
+            fill = self.value(a[1]) if op == "tile.full" else 0
+            return np.full(self.ints(ty.shape), fill, dtype=np_dtype(ty.dtype))
+        if op in _UNARY:
+            with np.errstate(all="ignore"):
+                return _UNARY[op](self.value(a[0])).astype(self.value(a[0]).dtype)
+        if name in _BINARY:
+            x, y = self.value(a[0]), self.value(a[1])
+            with np.errstate(all="ignore"):
+                return _BINARY[name](x, y).astype(x.dtype)
+        if op == "tile.cast":
+            return self.cast(self.value(a[0]), c.kwarg("target_type"), c.kwarg("mode", 0))
+        if op in ("tile.move", "tile.set_validshape"):
+            return self.value(a[0]).copy()
+        if op == "tile.reshape" or (op == "tile.reinterpret_view" and len(a) > 1 and c.kwarg("dtype") is None):
+            return self.value(a[0]).reshape(self.ints(_shape_of(ty)))
+        if op == "tile.reinterpret_view":
+            assert isinstance(ty, TileType)
+            x = np.ascontiguousarray(self.value(a[0]))
+            return x.view(np_dtype(ty.dtype)).reshape(self.ints(ty.shape))
+        if op == "tile.transpose":
+            src = type_of(a[0])
+            assert isinstance(src, TileType)
+            r = src.rank
+            return np.ascontiguousarray(np.swapaxes(self.value(a[0]), int(self.value(a[1])) % r, int(self.value(a[2])) % r))
+        if op == "tile.transpose_view":
+            return np.ascontiguousarray(np.swapaxes(self.value(a[0]), -1, -2))
+        if op == "tile.slice":
+            return self.slice(self.value(a[0]), self.ints(a[1]), self.ints(a[2]))
+        if op == "tile.assemble":
+            return self.assemble(self.value(a[0]), self.value(a[1]), self.ints(a[2]))
+        if op == "tile.read":
+            return self.value(a[0])[self.ints(a[1])].item()
+        if op == "tile.write":
+            out = self.value(a[0]).copy()
+            out[self.ints(a[1])] = self.value(a[2])
+            return out
+        if op in ("tile.matmul", "tile.batch_matmul"):
+            return self.matmul(self.value(a[0]), self.value(a[1]), ty)
+        if op in ("tile.matmul_acc", "tile.batch_matmul_acc"):
+            prod = self.matmul(self.value(a[1]), self.value(a[2]), ty)
+            init = bool(self.value(a[3])) if len(a) > 3 else False
+            return prod if init else (self.value(a[0]) + prod).astype(prod.dtype)
+        if op in ("tile.row_sum", "tile.row_max", "tile.row_min"):
+            fn = {"tile.row_sum": np.sum, "tile.row_max": np.max, "tile.row_min": np.min}[op]
+            x = self.value(a[0])
+            return fn(x, axis=-1, keepdims=bool(c.kwarg("keepdim", True))).astype(x.dtype)
+        if op == "tensor.view":
+            return self.value(a[0]).reshape(self.ints(a[1]))
+        if op == "tensor.create":
+            assert isinstance(ty, TensorType)
+            return np.zeros(self.ints(ty.shape), dtype=np_dtype(ty.dtype))
+        raise InterpError(f"the interpreter has no semantics for op '{op}'")
+
+    def load(self, c: Call) -> np.ndarray:
+        src = self.value(c.args[0])
+        offs, shapes = self.ints(c.args[1]), self.ints(c.args[2])
+        valid = self.ints(c.args[3]) if len(c.args) > 3 else shapes
+        ty = c.type
+        assert isinstance(ty, TileType)
+        if any(o < 0 or o + v > n for o, v, n in zip(offs, valid, src.shape)):
+            raise InterpError(f"tile.load window {list(offs)}+{list(valid)} runs past tensor {list(src.shape)}")
+        window = np.zeros(shapes, dtype=src.dtype)
+        window[tuple(slice(0, v) for v in valid)] = src[tuple(slice(o, o + v) for o, v in zip(offs, valid))]
+        return window.reshape(self.ints(ty.shape))
+
+    def store(self, c: Call) -> np.ndarray:
+        tile_t = type_of(c.args[0])
+        assert isinstance(tile_t, TileType)
+        data = self.value(c.args[0])
+        dst = self.value(c.args[2])
+        offs = self.ints(c.args[1])
+        valid = self.valid_of(tile_t)
+        region = data[tuple(slice(0, v) for v in valid)]
+        window = self.ints(c.args[3]) if len(c.args) > 3 else (1,) * (dst.ndim - len(valid)) + valid
+        if int(np.prod(window)) != region.size:
+            raise InterpError(f"tile.store partition {list(window)} does not hold the {list(valid)} valid tile")
+        if len(window) != dst.ndim or any(o < 0 or o + w > n for o, w, n in zip(offs, window, dst.shape)):
+            raise InterpError(f"tile.store window {list(offs)}+{list(window)} runs past tensor {list(dst.shape)}")
+        dst[tuple(slice(o, o + w) for o, w in zip(offs, window))] = region.reshape(window)
+        return dst
+
+    @staticmethod
+    def slice(x: np.ndarray, shape: tuple[int, ...], offs: tuple[int, ...]) -> np.ndarray:
+        out = np.zeros(shape, dtype=x.dtype)
+        src = x[tuple(slice(o, o + s) for o, s in zip(offs, shape))]
+        out[tuple(slice(0, n) for n in src.shape)] = src
+        return out
+
+    @staticmethod
+    def assemble(target: np.ndarray, source: np.ndarray, offs: tuple[int, ...]) -> np.ndarray:
+        out = target.copy()
+        region = out[tuple(slice(o, o + s) for o, s in zip(offs, source.shape))]
+        region[...] = source[tuple(slice(0, n) for n in region.shape)]
+        return out
+
+    @staticmethod
+    def matmul(x: np.ndarray, y: np.ndarray, ty: Any) -> np.ndarray:
+        dt = np_dtype(ty.dtype)
+        work = np.float64 if dt.kind == "f" else np.int64
+        return np.matmul(x.astype(work), y.astype(work)).astype(dt)
+
+    @staticmethod
+    def cast(x: np.ndarray, dtype: DataType, mode: int) -> np.ndarray:
+        target = np_dtype(dtype)
+        if target.kind in "iu" and x.dtype.kind == "f":
+            rounding = {3: np.floor, 4: np.ceil, 5: np.trunc}.get(mode, np.rint)
+            with np.errstate(all="ignore"):
+                return rounding(x).astype(target)
+        return x.astype(target)
+
+    # ------------------------------------------------------------ statements
+
+    def run_function(self, fn: Function, args: Sequence[Any]) -> list[Any]:
+        for p, a in zip(fn.params, args):
+            self.bind_dyn(p.var.type, a)
+            self.env[p.var.uid] = a
+        sig = self.block(fn.body)
+        return list(sig.values) if sig is not None and sig.kind == "return" else []
+
+    def bind_dyn(self, ty: Any, value: Any) -> None:
+        if isinstance(ty, TensorType | TileType) and isinstance(value, np.ndarray):
+            for d, n in zip(ty.shape, value.shape):
+                if isinstance(d, DynDim):
+                    if self.dyn.setdefault(d.name, n) != n:
+                        raise InterpError(f"dynamic dimension {d.name} bound to both {self.dyn[d.name]} and {n}")
+
+    def block(self, stmts: Sequence[Stmt]) -> _Signal | None:
+        for s in stmts:
+            sig = self.stmt(s)
+            if sig is not None:
+                return sig
+        return None
+
+    def stmt(self, s: Stmt) -> _Signal | None:
+        if isinstance(s, AssignStmt):
+            self.env[s.var.uid] = self.value(s.value)
+        elif isinstance(s, EvalStmt):
+            self.value(s.expr)
+        elif isinstance(s, SeqStmts):
+            return self.block(s.stmts)
+        elif isinstance(s, ScopeStmt):
+            return self.block(s.body)
+        elif isinstance(s, YieldStmt):
+            return _Signal("yield", tuple(self.value(v) for v in s.values))
+        elif isinstance(s, ReturnStmt):
+            return _Signal("return", tuple(self.value(v) for v in s.values))
+        elif isinstance(s, IfStmt):
+            body = s.then_body if self.value(s.condition) else (s.else_body or ())
+            sig = self.block(body)
+            if sig is not None and sig.kind == "return":
+                return sig
+            if s.return_vars:
+                if sig is None:
+                    raise InterpError("an if statement with return values ended a branch without pl.yield_")
+                for rv, v in zip(s.return_vars, sig.values):
+                    self.env[rv.uid] = v
+        elif isinstance(s, ForStmt):
+            carried = [self.value(ia.init) for ia in s.iter_args]
+            for i in range(int(self.value(s.start)), int(self.value(s.stop)), int(self.value(s.step))):
+                self.env[s.loop_var.uid] = i
+                for ia, v in zip(s.iter_args, carried):
+                    self.env[ia.var.uid] = v
+                sig = self.block(s.body)
+                if sig is not None and sig.kind == "return":
+                    return sig
+                if s.iter_args:
+                    if sig is None:
+                        raise InterpError("a loop with init_values ended its body without pl.yield_")
+                    carried = list(sig.values)
+            for rv, v in zip(s.return_vars, carried):
+                self.env[rv.uid] = v
+        elif isinstance(s, WhileStmt):
+            carried = [self.value(ia.init) for ia in s.iter_args]
+            while True:
+                for ia, v in zip(s.iter_args, carried):
+                    self.env[ia.var.uid] = v
+                if not self.value(s.condition):
+                    break
+                sig = self.block(s.body)
+                if sig is not None and sig.kind == "return":
+                    return sig
+                if sig is None:
+                    raise InterpError("a pl.while_ loop ended its body without pl.yield_")
+                carried = list(sig.values)
+            for rv, v in zip(s.return_vars, carried):
+                self.env[rv.uid] = v
+        return None
+
+
+def _shape_of(ty: Any) -> tuple[Expr, ...]:
+    return tuple(ty.shape)
+
+
+def run(program: Program, function_name: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    """Run one function; returns {"return": [values...], <Out/InOut param name>: final array, ...}.
+
+    Tensor inputs are copied, so the caller's arrays are never written.
+    """
+    fn = program.function(function_name)
+    args: list[Any] = []
+    for p in fn.params:
+        if p.var.name not in inputs:
+            raise InterpError(f"missing input '{p.var.name}' for function '{function_name}'")
+        v = inputs[p.var.name]
+        if isinstance(p.var.type, TensorType | TileType):
+            v = np.array(v, dtype=np_dtype(p.var.type.dtype), copy=True)
+        args.append(v)
+    m = _Machine(program)
+    rets = m.run_function(fn, args)
+    out: dict[str, Any] = {"return": rets}
+    for p, a in zip(fn.params, args):
+        if p.direction is not ParamDirection.In:
+            out[p.var.name] = a
+    return out
+
+
+def random_inputs(fn: Function, seed: int = 0, dyn: dict[str, int] | None = None,
+                  scalars: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+    """Random arrays for every tensor/tile parameter (Out tensors start filled with a sentinel)."""
+    rng = np.random.default_rng(seed)
+    dyn = dyn or {}
+    scalars = scalars or {}
+    m = _Machine(Program("_", (fn,)))
+    m.dyn = dict(dyn)
+    out: dict[str, Any] = {}
+    for p in fn.params:
+        ty = p.var.type
+        if isinstance(ty, TensorType | TileType):
+            shape = m.ints(ty.shape)
+            dt = np_dtype(ty.dtype)
+            if p.direction is ParamDirection.Out:
+                out[p.var.name] = np.full(shape, -7, dtype=dt)
+            elif dt.kind == "f":
+                out[p.var.name] = rng.uniform(-2, 2, size=shape).astype(dt)
+            elif dt.kind == "b":
+                out[p.var.name] = rng.integers(0, 2, size=shape).astype(dt)
+            else:
+                out[p.var.name] = rng.integers(-8, 8, size=shape).astype(dt)
+        elif isinstance(ty, ScalarType):
+            out[p.var.name] = scalars.get(p.var.name, 1)
+    return out
+
+
+def outputs_equal(a: dict[str, Any], b: dict[str, Any], rtol: float = 1e-5, atol: float = 1e-5) -> bool:
+    return not output_differences(a, b, rtol, atol)
+
+
+def output_differences(a: dict[str, Any], b: dict[str, Any], rtol: float = 1e-5, atol: float = 1e-5) -> list[str]:
+    """Human-readable differences between two `run` results (exact for integers, tight for floats)."""
+    diffs: list[str] = []
+    if a.keys() != b.keys():
+        return [f"output names differ: {sorted(a)} vs {sorted(b)}"]
+    for k in a:
+        xs, ys = (a[k], b[k]) if k == "return" else ([a[k]], [b[k]])
+        if len(xs) != len(ys):
+            diffs.append(f"{k}: {len(xs)} vs {len(ys)} values")
+            continue
+        for i, (x, y) in enumerate(zip(xs, ys)):
+            x, y = np.asarray(x), np.asarray(y)
+            if x.shape != y.shape:
+                diffs.append(f"{k}[{i}]: shape {x.shape} vs {y.shape}")
+            elif x.dtype.kind == "f":
+                if not np.allclose(x, y, rtol=rtol, atol=atol, equal_nan=True):
+                    diffs.append(f"{k}[{i}]: max abs diff {np.nanmax(np.abs(x - y))}")
+            elif not np.array_equal(x, y):
+                diffs.append(f"{k}[{i}]: {int(np.sum(x != y))} elements differ")
+    return diffs
