@@ -18,7 +18,7 @@ class Var:
 
     name: str
     type: Type
-    span: Span | None = None
+    span: Span | None = field(default=None, compare=False)
     uid: int = field(default_factory=lambda: next(_ids))
 
     def __repr__(self) -> str:
@@ -30,27 +30,27 @@ class DynDim:
     """A `pl.dynamic("S")` extent: bound at run time from the shape of an argument."""
 
     name: str
-    span: Span | None = None
+    span: Span | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class ConstInt:
     value: int
     dtype: DataType = DataType.INDEX
-    span: Span | None = None
+    span: Span | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class ConstFloat:
     value: float
     dtype: DataType = DataType.FP32
-    span: Span | None = None
+    span: Span | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class ConstBool:
     value: bool
-    span: Span | None = None
+    span: Span | None = field(default=None, compare=False)
 
 
 ARITH_OPS = ("add", "sub", "mul", "floordiv", "mod", "min", "max")
@@ -63,27 +63,27 @@ class BinOp:
     op: str
     lhs: Expr
     rhs: Expr
-    span: Span | None = None
+    span: Span | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class UnaryOp:
     op: str  # "not" | "neg"
     operand: Expr
-    span: Span | None = None
+    span: Span | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class MakeTuple:
     elements: tuple[Expr, ...]
-    span: Span | None = None
+    span: Span | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class TupleGetItem:
     tuple: Expr
     index: int
-    span: Span | None = None
+    span: Span | None = field(default=None, compare=False)
 
 
 KwValue = Any
@@ -98,7 +98,7 @@ class Call:
     type: Type
     kwargs: tuple[tuple[str, KwValue], ...] = ()
     attrs: tuple[tuple[str, KwValue], ...] = ()
-    span: Span | None = None
+    span: Span | None = field(default=None, compare=False)
     is_function: bool = False
 
     def kwarg(self, name: str, default: KwValue = None) -> KwValue:

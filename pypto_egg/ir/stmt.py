@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Union
 
 from .expr import Expr, Var
@@ -15,19 +15,19 @@ from .types import Type
 class AssignStmt:
     var: Var
     value: Expr
-    span: Span | None = None
+    span: Span | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class EvalStmt:
     expr: Expr
-    span: Span | None = None
+    span: Span | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class SeqStmts:
     stmts: tuple[Stmt, ...]
-    span: Span | None = None
+    span: Span | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +56,7 @@ class ForStmt:
     return_vars: tuple[Var, ...]
     kind: LoopKind = LoopKind.range
     stage: int | None = None
-    span: Span | None = None
+    span: Span | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +65,7 @@ class WhileStmt:
     iter_args: tuple[IterArg, ...]
     body: tuple[Stmt, ...]
     return_vars: tuple[Var, ...]
-    span: Span | None = None
+    span: Span | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,19 +74,19 @@ class IfStmt:
     then_body: tuple[Stmt, ...]
     else_body: tuple[Stmt, ...] | None
     return_vars: tuple[Var, ...]
-    span: Span | None = None
+    span: Span | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class YieldStmt:
     values: tuple[Expr, ...]
-    span: Span | None = None
+    span: Span | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class ReturnStmt:
     values: tuple[Expr, ...]
-    span: Span | None = None
+    span: Span | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +96,7 @@ class ScopeStmt:
     body: tuple[Stmt, ...]
     level: str | None = None
     name_hint: str | None = None
-    span: Span | None = None
+    span: Span | None = field(default=None, compare=False)
 
 
 Stmt = Union[AssignStmt, EvalStmt, SeqStmts, ForStmt, WhileStmt, IfStmt, YieldStmt, ReturnStmt, ScopeStmt]
@@ -136,7 +136,7 @@ class Function:
     type: FunctionType = FunctionType.Opaque
     level: str | None = None
     role: str | None = None
-    span: Span | None = None
+    span: Span | None = field(default=None, compare=False)
 
     @property
     def has_self(self) -> bool:
@@ -147,7 +147,7 @@ class Function:
 class Program:
     name: str
     functions: tuple[Function, ...]
-    span: Span | None = None
+    span: Span | None = field(default=None, compare=False)
 
     def function(self, name: str) -> Function:
         for f in self.functions:

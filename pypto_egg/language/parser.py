@@ -7,6 +7,7 @@ import inspect
 import sys
 import textwrap
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -447,8 +448,10 @@ class _FunctionParser:
             if not isinstance(s.target, ast.Name) or s.value is None:
                 self.ctx.error(s, "expected 'name: type = value'")
             value = self.expr(s.value, env)
-            ann = self.type(s.annotation, env)
-            v = Var(s.target.id, self.annotated(s, ann, value), span)
+            ann = self.annotated(s, self.type(s.annotation, env), value)
+            if isinstance(value, Call) and not value.is_function:
+                value = replace(value, type=ann)  # the annotation is the call's result type
+            v = Var(s.target.id, ann, span)
             out.append(AssignStmt(v, value, span))
             env[v.name] = v
             return None

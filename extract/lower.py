@@ -1,0 +1,456 @@
+"""Lower a function's extracted plans back to IR statements.
+
+The walk mirrors the reference traversal (B-020..B-028): a context maps each original variable to
+its replacement; every tile statement is rewritten as its extracted plan says; control flow is
+rebuilt around the rewritten bodies, with iter_args and return vars retyped from their new inits
+and yields. Fresh names derive from the originals. This module makes no lowering decision of its
+own: shapes, offsets, windows and pages all come from the plan terms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from pypto_egg.errors import InternalError, TypeDeductionError
+from pypto_egg.ir.equality import structural_equal
+from pypto_egg.ir.expr import (
+    BinOp,
+    Call,
+    ConstInt,
+    Expr,
+    MakeTuple,
+    TupleGetItem,
+    UnaryOp,
+    Var,
+    exprs_equal,
+    type_of,
+)
+from pypto_egg.ir.ops import make_call
+from pypto_egg.ir.span import Span
+from pypto_egg.ir.stmt import (
+    AssignStmt,
+    EvalStmt,
+    ForStmt,
+    Function,
+    IfStmt,
+    IterArg,
+    ReturnStmt,
+    ScopeStmt,
+    SeqStmts,
+    Stmt,
+    WhileStmt,
+    YieldStmt,
+)
+from pypto_egg.ir.types import MemorySpace, TileType, TileView, Type, make_tile_type, retile
+from pypto_egg.passes import diagnostics as diag
+
+from .term import Term
+
+if TYPE_CHECKING:
+    from pypto_egg.egraph.encode import Encoding
+
+Ctx = dict[int, Expr]
+_DIM_OPS = {"DAdd": "add", "DSub": "sub", "DMul": "mul", "DDiv": "floordiv", "DMod": "mod", "DMin": "min",
+            "DMax": "max"}  # fmt: skip
+
+
+class TermDecoder:
+    """Dimension terms back to IR expressions, through the encoder's symbol table."""
+
+    def __init__(self, enc: Encoding) -> None:
+        self.enc = enc
+
+    def dim(self, t: Term | Any) -> Expr:
+        if not isinstance(t, Term):
+            raise InternalError(f"expected a dimension term, got {t!r}")
+        if t.op == "DC":
+            return ConstInt(int(t.args[0]))  # type: ignore[arg-type]
+        if t.op == "DSym":
+            return self.enc.symbols[str(t.args[0])]
+        if t.op in _DIM_OPS:
+            return BinOp(_DIM_OPS[t.op], self.dim(t.args[0]), self.dim(t.args[1]))
+        raise InternalError(f"cannot decode dimension term {t}")
+
+    def dims(self, t: Term | Any) -> tuple[Expr, ...]:
+        out: list[Expr] = []
+        while isinstance(t, Term) and t.op == "DCons":
+            out.append(self.dim(t.args[0]))
+            t = t.args[1]
+        if not isinstance(t, Term) or t.op != "DNil":
+            raise InternalError(f"cannot decode dimension list term {t}")
+        return tuple(out)
+
+    def pages(self, t: Term | Any) -> list[tuple[int, int, int]]:
+        out = []
+        while isinstance(t, Term) and t.op == "PCons":
+            out.append((int(t.args[0]), int(t.args[1]), int(t.args[2])))  # type: ignore[arg-type]
+            t = t.args[3]
+        return out
+
+
+def substitute(e: Expr, ctx: Ctx) -> Expr:
+    """`e` with every mapped variable replaced; the same object when nothing changed."""
+    if isinstance(e, Var):
+        return ctx.get(e.uid, e)
+    if isinstance(e, MakeTuple):
+        elems = tuple(substitute(x, ctx) for x in e.elements)
+        return e if all(a is b for a, b in zip(elems, e.elements)) else MakeTuple(elems, e.span)
+    if isinstance(e, BinOp):
+        lhs, rhs = substitute(e.lhs, ctx), substitute(e.rhs, ctx)
+        return e if lhs is e.lhs and rhs is e.rhs else BinOp(e.op, lhs, rhs, e.span)
+    if isinstance(e, UnaryOp):
+        x = substitute(e.operand, ctx)
+        return e if x is e.operand else UnaryOp(e.op, x, e.span)
+    if isinstance(e, TupleGetItem):
+        x = substitute(e.tuple, ctx)
+        return e if x is e.tuple else TupleGetItem(x, e.index, e.span)
+    if isinstance(e, Call):
+        args = tuple(substitute(a, ctx) for a in e.args)
+        return e if all(a is b for a, b in zip(args, e.args)) else replace(e, args=args)
+    return e
+
+
+def carry(deduced: Type, old: Type) -> Type:
+    """WithCarriedMemRef: keep a user-bound MemRef and a memory space the re-deduction does not state."""
+    if not isinstance(deduced, TileType) or not isinstance(old, TileType):
+        return deduced
+    memref = deduced.memref or old.memref
+    memory = deduced.memory if deduced.memory is not None else old.memory
+    if memref == deduced.memref and memory == deduced.memory:
+        return deduced
+    return retile(deduced, memref=memref, memory=memory)
+
+
+def first_yield(body: tuple[Stmt, ...]) -> YieldStmt | None:
+    for s in body:
+        if isinstance(s, YieldStmt):
+            return s
+        if isinstance(s, SeqStmts | ScopeStmt):
+            found = first_yield(s.stmts if isinstance(s, SeqStmts) else s.body)
+            if found is not None:
+                return found
+    return None
+
+
+class Lowerer:
+    def __init__(self, fn: Function, enc: Encoding, plans: dict[int, Term | None]) -> None:
+        self.fn = fn
+        self.enc = enc
+        self.plans = plans
+        self.decode = TermDecoder(enc)
+        self.vars: dict[int, Var] = {}
+        self._collect_vars()
+        self.handlers: dict[str, Callable[[Stmt, Call, Term, Ctx, list[Stmt]], None]] = {
+            "Keep": self.keep, "Retype": self.retype, "Forward": self.forward, "LoadFlat": self.load_flat,
+            "LoadCollapsed": self.load_collapsed, "StorePartition": self.store, "StorePartitionFlat": self.store,
+            "Alloc": self.alloc, "AssembleFold": self.assemble, "Reshape2D": self.reshape,
+            "Transpose2D": self.transpose_2d, "TransposeUnroll": self.transpose_unroll, "Fail": self.fail,
+        }  # fmt: skip
+
+    def _collect_vars(self) -> None:
+        for p in self.fn.params:
+            self.vars[p.var.uid] = p.var
+
+        def walk(body: tuple[Stmt, ...]) -> None:
+            for s in body:
+                if isinstance(s, AssignStmt):
+                    self.vars[s.var.uid] = s.var
+                elif isinstance(s, SeqStmts):
+                    walk(s.stmts)
+                elif isinstance(s, ScopeStmt):
+                    walk(s.body)
+                elif isinstance(s, IfStmt):
+                    walk(s.then_body)
+                    walk(s.else_body or ())
+                    for v in s.return_vars:
+                        self.vars[v.uid] = v
+                elif isinstance(s, ForStmt | WhileStmt):
+                    for ia in s.iter_args:
+                        self.vars[ia.var.uid] = ia.var
+                    for v in s.return_vars:
+                        self.vars[v.uid] = v
+                    walk(s.body)
+
+        walk(self.fn.body)
+
+    def run(self) -> Function:
+        return replace(self.fn, body=tuple(self.block(self.fn.body, {})))
+
+    # ------------------------------------------------------------ blocks
+
+    def block(self, body: tuple[Stmt, ...], ctx: Ctx) -> list[Stmt]:
+        out: list[Stmt] = []
+        for s in body:
+            self.stmt(s, ctx, out)
+        return out
+
+    def stmt(self, s: Stmt, ctx: Ctx, out: list[Stmt]) -> None:
+        if isinstance(s, AssignStmt | EvalStmt):
+            value = s.value if isinstance(s, AssignStmt) else s.expr
+            sid = self.enc.stmt_ids.get(id(s))
+            if sid is not None and isinstance(value, Call):
+                plan = self.plans.get(sid)
+                if plan is None:
+                    raise diag.internal(f"no lowering was extracted for {value.op} (statement {sid})")
+                self.handlers[plan.op](s, value, plan, ctx, out)
+            else:
+                self.passthrough(s, value, ctx, out)
+        elif isinstance(s, SeqStmts):
+            for x in s.stmts:
+                self.stmt(x, ctx, out)
+        elif isinstance(s, ScopeStmt):
+            out.append(replace(s, body=tuple(self.block(s.body, ctx))))
+        elif isinstance(s, YieldStmt | ReturnStmt):
+            vals = tuple(substitute(v, ctx) for v in s.values)
+            out.append(s if all(a is b for a, b in zip(vals, s.values)) else replace(s, values=vals))
+        elif isinstance(s, IfStmt):
+            self.if_stmt(s, ctx, out)
+        elif isinstance(s, ForStmt):
+            self.for_stmt(s, ctx, out)
+        elif isinstance(s, WhileStmt):
+            self.while_stmt(s, ctx, out)
+        else:
+            raise diag.internal(f"unknown statement {type(s).__name__}")
+
+    def passthrough(self, s: AssignStmt | EvalStmt, value: Expr, ctx: Ctx, out: list[Stmt]) -> None:
+        """Non-tile values and function calls: substituted; a changed value gets a new variable (B-026, B-027)."""
+        new = substitute(value, ctx)
+        if new is value:
+            out.append(s)
+            return
+        if isinstance(new, Call) and new.op.startswith("tile.") and not new.is_function:
+            new = self.recreate(new, new.args, s)
+        if isinstance(s, EvalStmt):
+            out.append(EvalStmt(new, s.span))
+            return
+        v = Var(s.var.name, type_of(new), s.var.span)
+        ctx[s.var.uid] = v
+        out.append(AssignStmt(v, new, s.span))
+
+    def if_stmt(self, s: IfStmt, ctx: Ctx, out: list[Stmt]) -> None:
+        cond = substitute(s.condition, ctx)
+        then_body = tuple(self.block(s.then_body, dict(ctx)))
+        else_body = tuple(self.block(s.else_body, dict(ctx))) if s.else_body is not None else None
+        y = first_yield(then_body) or (first_yield(else_body) if else_body is not None else None)
+        rvs = []
+        for i, rv in enumerate(s.return_vars):
+            ty = type_of(y.values[i]) if y is not None and i < len(y.values) else rv.type
+            rvs.append(self.retyped(rv, ty, ctx))
+        out.append(IfStmt(cond, then_body, else_body, tuple(rvs), s.span))
+
+    def retyped(self, v: Var, ty: Type, ctx: Ctx) -> Var:
+        if structural_equal(v.type, ty):
+            ctx.pop(v.uid, None)
+            return v
+        nv = Var(v.name, ty, v.span)
+        ctx[v.uid] = nv
+        return nv
+
+    def iter_args(self, s: ForStmt | WhileStmt, ctx: Ctx, body_ctx: Ctx) -> tuple[IterArg, ...]:
+        out = []
+        for ia in s.iter_args:
+            init = substitute(ia.init, ctx)
+            if init is ia.init:
+                body_ctx.pop(ia.var.uid, None)
+                out.append(ia)
+            else:
+                nv = Var(ia.var.name, type_of(init), ia.var.span)
+                body_ctx[ia.var.uid] = nv
+                out.append(IterArg(nv, init))
+        return tuple(out)
+
+    def for_stmt(self, s: ForStmt, ctx: Ctx, out: list[Stmt]) -> None:
+        start, stop, step = (substitute(x, ctx) for x in (s.start, s.stop, s.step))
+        body_ctx = dict(ctx)
+        iter_args = self.iter_args(s, ctx, body_ctx)
+        body = tuple(self.block(s.body, body_ctx))
+        rvs = tuple(self.retyped(rv, ia.var.type, ctx) for rv, ia in zip(s.return_vars, iter_args))
+        out.append(replace(s, start=start, stop=stop, step=step, iter_args=iter_args, body=body, return_vars=rvs))
+
+    def while_stmt(self, s: WhileStmt, ctx: Ctx, out: list[Stmt]) -> None:
+        body_ctx = dict(ctx)
+        iter_args = self.iter_args(s, ctx, body_ctx)
+        cond = substitute(s.condition, body_ctx)
+        body = tuple(self.block(s.body, body_ctx))
+        rvs = tuple(self.retyped(rv, ia.var.type, ctx) for rv, ia in zip(s.return_vars, iter_args))
+        out.append(replace(s, condition=cond, iter_args=iter_args, body=body, return_vars=rvs))
+
+    # ------------------------------------------------------------ emission helpers
+
+    def recreate(self, call: Call, args: tuple[Expr, ...], s: Stmt) -> Call:
+        """Re-create a tile op through the registry (type re-deduced), carrying MemRef and memory space."""
+        try:
+            new = make_call(call.op, args, dict(call.kwargs), call.attrs, call.span)
+        except TypeDeductionError as e:
+            raise diag.internal(f"re-deducing {call.op} on flattened operands failed: {e}") from None
+        old = s.var.type if isinstance(s, AssignStmt) else call.type
+        return replace(new, type=carry(new.type, old))
+
+    def bind(self, s: Stmt, value: Expr, ctx: Ctx, out: list[Stmt], name: str | None = None) -> Var | None:
+        """Emit `value` for statement `s` under the original name (or `name`), mapping the original var."""
+        if isinstance(s, EvalStmt):
+            out.append(EvalStmt(value, s.span))
+            return None
+        assert isinstance(s, AssignStmt)
+        v = Var(name or s.var.name, type_of(value), s.var.span)
+        if name is None:
+            ctx[s.var.uid] = v
+        out.append(AssignStmt(v, value, s.span))
+        return v
+
+    def emit(self, name: str, value: Expr, span: Span | None, out: list[Stmt]) -> Var:
+        v = Var(name, type_of(value), span)
+        out.append(AssignStmt(v, value, span))
+        return v
+
+    @staticmethod
+    def var_name(s: Stmt) -> str | None:
+        return s.var.name if isinstance(s, AssignStmt) else None
+
+    # ------------------------------------------------------------ plans
+
+    def keep(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
+        args = tuple(substitute(a, ctx) for a in call.args)
+        if all(a is b for a, b in zip(args, call.args)):
+            out.append(s)
+            return
+        self.bind(s, self.recreate(call, args, s), ctx, out)
+
+    def retype(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
+        args = tuple(substitute(a, ctx) for a in call.args)
+        new = self.recreate(call, args, s)
+        want = self.decode.dims(plan.args[0])
+        got = new.type.shape if isinstance(new.type, TileType) else ()
+        if len(got) != len(want) or not all(exprs_equal(a, b) for a, b in zip(got, want)):
+            raise diag.internal(
+                f"{call.op} re-deduced to shape {[str(g) for g in got]} on flattened operands, but the rules "
+                f"merged it to {[str(w) for w in want]}; an operand was not flattened"
+            )
+        self.bind(s, new, ctx, out)
+
+    def forward(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
+        target = self.vars.get(int(plan.args[0]))  # type: ignore[arg-type]
+        if target is None or not isinstance(s, AssignStmt):
+            raise diag.internal(f"a Forward plan names variable id {plan.args[0]}, which this function lacks")
+        ctx[s.var.uid] = ctx.get(target.uid, target)
+
+    def load_type(self, s: Stmt, call: Call, shape: Term, valid: Term) -> TileType:
+        old = s.var.type if isinstance(s, AssignStmt) else call.type
+        assert isinstance(old, TileType)
+        v = old.view or TileView()
+        view = TileView(valid_shape=self.decode.dims(valid), blayout=v.blayout, slayout=v.slayout, fractal=v.fractal,
+                        pad=v.pad, compact=v.compact)  # fmt: skip
+        return make_tile_type(self.decode.dims(shape), old.dtype, old.memory, view, old.memref)
+
+    def load_flat(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
+        args = tuple(substitute(a, ctx) for a in call.args)
+        if len(args) == 3:
+            args = (*args, args[2])
+        self.bind(s, replace(call, args=args, type=self.load_type(s, call, plan.args[0], plan.args[1])), ctx, out)
+
+    def load_collapsed(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
+        shape, valid, view_shape, offsets, shapes, window_valid, src_valid = plan.args
+        src = substitute(call.args[0], ctx)
+        src_t = type_of(src)
+        view_args: tuple[Expr, ...] = (src, MakeTuple(self.decode.dims(view_shape)))
+        if getattr(src_t, "view", None) is not None and src_t.view.valid_shape:  # type: ignore[union-attr]
+            view_args += (MakeTuple(self.decode.dims(src_valid)),)
+        name = self.var_name(s) or "load"
+        view = self.emit(f"{name}_view2d", make_call("tensor.view", view_args, span=call.span), s.span, out)
+        args = (view, MakeTuple(self.decode.dims(offsets)), MakeTuple(self.decode.dims(shapes)),
+                MakeTuple(self.decode.dims(window_valid)))  # fmt: skip
+        self.bind(s, replace(call, args=args, type=self.load_type(s, call, shape, valid)), ctx, out)
+
+    def store(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
+        args = [substitute(a, ctx) for a in call.args[:3]]
+        tile_t = type_of(args[0])
+        if isinstance(tile_t, TileType) and tile_t.rank > 2:  # the safety net (B-052)
+            if plan.op != "StorePartitionFlat":
+                raise diag.internal("an N-D store operand has no flat shape in its plan")
+            flat = MakeTuple(self.decode.dims(plan.args[1]))
+            args[0] = self.emit("flat_tile", make_call("tile.reshape", (args[0], flat), span=call.span), s.span, out)
+        window = MakeTuple(self.decode.dims(plan.args[0]))
+        self.bind(s, replace(call, args=(*args, window), type=type_of(args[2])), ctx, out)
+
+    def alloc(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
+        args = (MakeTuple(self.decode.dims(plan.args[0])), *(substitute(a, ctx) for a in call.args[1:]))
+        self.bind(s, self.recreate(call, args, s), ctx, out)
+
+    def assemble(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
+        args = (substitute(call.args[0], ctx), substitute(call.args[1], ctx), MakeTuple(self.decode.dims(plan.args[0])))
+        self.bind(s, self.recreate(call, args, s), ctx, out)
+
+    def reshape(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
+        args = (substitute(call.args[0], ctx), MakeTuple(self.decode.dims(plan.args[0])))
+        self.bind(s, self.recreate(call, args, s), ctx, out)
+
+    def transpose_2d(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
+        x = substitute(call.args[0], ctx)
+        xt = type_of(x)
+        assert isinstance(xt, TileType)
+        kw = {"dtype": xt.dtype, "target_memory": xt.memory or MemorySpace.Vec}
+        scratch = self.emit("transpose_tmp", make_call("tile.create", (MakeTuple(xt.shape),), kw, span=call.span),
+                            s.span, out)  # fmt: skip
+        args = (x, call.args[1], call.args[2], scratch)
+        self.bind(s, self.recreate(call, args, s), ctx, out)
+
+    def transpose_unroll(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
+        nb, a, b = (int(x) for x in plan.args[:3])  # type: ignore[call-overload]
+        pages = self.decode.pages(plan.args[3])
+        x = substitute(call.args[0], ctx)
+        xt = type_of(x)
+        assert isinstance(xt, TileType)
+        span = call.span
+        if xt.rank > 2:
+            x = self.emit("trans_in_2d", make_call("tile.reshape", (x, _ints(nb * a, b)), span=span), s.span, out)
+        elif [d for d in xt.shape] != [ConstInt(nb * a), ConstInt(b)]:
+            raise diag.internal(f"tile.transpose flattened input shape does not match expected [{nb * a}, {b}]")
+        kw = {"dtype": xt.dtype, "target_memory": xt.memory or MemorySpace.Vec}
+        name = self.var_name(s) or "trans_out"
+        acc = self.emit(name, make_call("tile.create", (_ints(nb * b, a),), kw, span=span), s.span, out)
+        pool = self.emit("trans_tmp_pool", make_call("tile.create", (_ints(nb * a, b),), kw, span=span), s.span, out)
+        for i, in_row, out_row in pages:
+            page = self.emit(f"trans_page_{i}", make_call("tile.slice", (x, _ints(a, b), _ints(in_row, 0)), span=span),
+                             s.span, out)  # fmt: skip
+            tmp = self.emit(f"trans_tmp_{i}", make_call("tile.slice", (pool, _ints(a, b), _ints(in_row, 0)), span=span),
+                            s.span, out)  # fmt: skip
+            tr = self.emit(f"trans_{i}", make_call("tile.transpose", (page, ConstInt(0), ConstInt(1), tmp), span=span),
+                           s.span, out)  # fmt: skip
+            acc = self.emit(name, make_call("tile.assemble", (acc, tr, _ints(out_row, 0)), span=span), s.span, out)
+        if isinstance(s, AssignStmt):
+            ctx[s.var.uid] = acc
+
+    def fail(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
+        raise failure(s, call, plan)
+
+
+def failure(s: Stmt, call: Call, plan: Term) -> Exception:
+    """The user error (or internal error) a Fail plan stands for."""
+    code = str(plan.args[0])
+    nums = [int(x) for x in plan.args[1:]]  # type: ignore[call-overload]
+    var = s.var.name if isinstance(s, AssignStmt) else None
+    span = s.span or call.span
+    if code == "D-02":
+        return diag.dynamic_dim("tile.store partition window", var, span)
+    if code == "D-02-TILE":
+        return diag.dynamic_dim("tile.store tile operand", var, span)
+    if code == "D-07":
+        dst, src = type_of(call.args[0]), type_of(call.args[1])
+        return diag.assemble_noncontiguous(src.shape, dst.shape, var, span)  # type: ignore[union-attr]
+    if code == "D-20":
+        return diag.transpose_batch_axis(nums[0], nums[1], nums[2], var, span)
+    if code == "D-21":
+        return diag.transpose_axis_range(nums[0], nums[1], var, span)
+    if code == "LOAD-NONCONTIG":
+        return InternalError(
+            f"{diag.PASS}: tile.load NZ 2D source-window collapse requires the valid sub-box of the leading dims "
+            f"to be contiguous in row-major order{diag.where(var, span)}"
+        )
+    err = diag.store_failure(code, nums, var, span)
+    return err if err is not None else diag.internal(f"unknown diagnostic {code} {nums}")
+
+
+def _ints(*values: int) -> MakeTuple:
+    return MakeTuple(tuple(ConstInt(v) for v in values))

@@ -1,0 +1,20 @@
+"""Extracted terms: a DAG, so a subterm shared in the e-graph is one object here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+Prim = Union[int, float, str, bool]
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Term:
+    op: str
+    args: tuple[Term | Prim, ...]
+
+    def __str__(self) -> str:
+        if not self.args:
+            return f"({self.op})"
+        parts = [str(a) if isinstance(a, Term) else repr(a) if isinstance(a, str) else str(a) for a in self.args]
+        return f"({self.op} {' '.join(parts)})"

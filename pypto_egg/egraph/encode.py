@@ -1,0 +1,278 @@
+"""Encode one function's tile statements as fact rows for the rules in rules/encode.egg.
+
+Every dimension expression and dimension list is interned once (the facts form a DAG, so the
+e-graph starts shared); every tile-op statement gets an id and one request row. The control-flow
+skeleton stays in Python: the lowering walks the same statements and reads each one's plan.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..backend import Backend
+from ..errors import InternalError
+from ..ir.expr import BinOp, Call, ConstFloat, ConstInt, DynDim, Expr, MakeTuple, Var, type_of
+from ..ir.stmt import (
+    AssignStmt,
+    EvalStmt,
+    ForStmt,
+    Function,
+    IfStmt,
+    ScopeStmt,
+    SeqStmts,
+    Stmt,
+    WhileStmt,
+)
+from ..ir.types import TensorType, TileType
+
+_DIM_OPS = {"add", "sub", "mul", "floordiv", "mod", "min", "max"}
+
+# relation name -> column count, as declared in rules/encode.egg
+RELATIONS: dict[str, int] = {
+    "DConstRow": 2, "DSymRow": 2, "DBinRow": 4, "NilRow": 1, "ConsRow": 3,
+    "OpndNilRow": 1, "OpndVarRow": 3, "OpndIntRow": 3, "OpndFloatRow": 3, "OpndOtherRow": 3,
+    "LoadRow": 12, "StoreRow": 5, "AllocRow": 2, "AssembleRow": 4, "ReshapeRow": 2, "TransposeRow": 5,
+    "GenericRow": 4, "CapacityRow": 2,
+}  # fmt: skip
+
+
+def walk_calls(body: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, Call]]:
+    """Every statement whose value is an op call, in program order, through nested blocks."""
+    for s in body:
+        if isinstance(s, AssignStmt | EvalStmt):
+            value = s.value if isinstance(s, AssignStmt) else s.expr
+            if isinstance(value, Call) and not value.is_function:
+                yield s, value
+        elif isinstance(s, SeqStmts):
+            yield from walk_calls(s.stmts)
+        elif isinstance(s, ScopeStmt):
+            yield from walk_calls(s.body)
+        elif isinstance(s, IfStmt):
+            yield from walk_calls(s.then_body)
+            if s.else_body is not None:
+                yield from walk_calls(s.else_body)
+        elif isinstance(s, ForStmt | WhileStmt):
+            yield from walk_calls(s.body)
+
+
+def tuple_items(e: Expr) -> tuple[Expr, ...]:
+    if not isinstance(e, MakeTuple):
+        raise InternalError(f"expected a literal tuple operand, got {type(e).__name__}")
+    return e.elements
+
+
+@dataclass
+class Encoding:
+    """The facts of one function and the tables that map terms back to IR."""
+
+    rows: dict[str, list[tuple[Any, ...]]] = field(default_factory=lambda: defaultdict(list))
+    symbols: dict[str, Expr] = field(default_factory=dict)  # DSym name -> the IR scalar it stands for
+    stmt_ids: dict[int, int] = field(default_factory=dict)  # id(statement) -> statement id
+    statements: list[tuple[Stmt, Call]] = field(default_factory=list)
+    others: dict[int, Expr] = field(default_factory=dict)  # OOther id -> expression
+    _dims: dict[Any, int] = field(default_factory=dict)
+    _lists: dict[tuple[int, ...], int] = field(default_factory=dict)
+    _opnds: dict[tuple[Any, ...], int] = field(default_factory=dict)
+
+    # ------------------------------------------------------------ dims
+
+    def dim(self, e: Expr) -> int:
+        key = self._dim_key(e)
+        if key in self._dims:
+            return self._dims[key]
+        if isinstance(e, ConstInt):
+            i = self._new_dim(key)
+            self.rows["DConstRow"].append((i, e.value))
+        elif isinstance(e, BinOp) and e.op in _DIM_OPS:
+            lhs, rhs = self.dim(e.lhs), self.dim(e.rhs)
+            i = self._new_dim(key)
+            self.rows["DBinRow"].append((i, e.op, lhs, rhs))
+        else:
+            i = self._new_dim(key)
+            name = self._symbol_name(e, i)
+            self.symbols[name] = e
+            self.rows["DSymRow"].append((i, name))
+        return i
+
+    def _new_dim(self, key: Any) -> int:
+        i = len(self._dims)
+        self._dims[key] = i
+        return i
+
+    def _dim_key(self, e: Expr) -> Any:
+        if isinstance(e, ConstInt):
+            return ("c", e.value)
+        if isinstance(e, Var):
+            return ("v", e.uid)
+        if isinstance(e, DynDim):
+            return ("d", e.name)
+        if isinstance(e, BinOp) and e.op in _DIM_OPS:
+            return ("b", e.op, self._dim_key(e.lhs), self._dim_key(e.rhs))
+        return ("x", id(e))
+
+    @staticmethod
+    def _symbol_name(e: Expr, i: int) -> str:
+        if isinstance(e, Var):
+            return f"v{e.uid}"
+        if isinstance(e, DynDim):
+            return f"d_{e.name}"
+        return f"x{i}"
+
+    def dims(self, items: tuple[Expr, ...]) -> int:
+        ids = tuple(self.dim(d) for d in items)
+        return self._list(ids)
+
+    def _list(self, ids: tuple[int, ...]) -> int:
+        if ids in self._lists:
+            return self._lists[ids]
+        if not ids:
+            i = len(self._lists)
+            self.rows["NilRow"].append((i,))
+        else:
+            tail = self._list(ids[1:])
+            i = len(self._lists)
+            self.rows["ConsRow"].append((i, ids[0], tail))
+        self._lists[ids] = i
+        return i
+
+    # ------------------------------------------------------------ operands
+
+    def operands(self, args: tuple[Expr, ...]) -> int:
+        return self._operands(list(args))
+
+    def _operands(self, args: list[Expr]) -> int:
+        key = tuple(self._operand_key(a) for a in args)
+        if key in self._opnds:
+            return self._opnds[key]
+        if not args:
+            i = len(self._opnds)
+            self.rows["OpndNilRow"].append((i,))
+        else:
+            tail = self._operands(args[1:])
+            i = len(self._opnds)
+            head = args[0]
+            if isinstance(head, Var):
+                self.rows["OpndVarRow"].append((i, head.uid, tail))
+            elif isinstance(head, ConstInt):
+                self.rows["OpndIntRow"].append((i, head.value, tail))
+            elif isinstance(head, ConstFloat):
+                self.rows["OpndFloatRow"].append((i, float(head.value), tail))
+            else:
+                oid = len(self.others)
+                self.others[oid] = head
+                self.rows["OpndOtherRow"].append((i, oid, tail))
+        self._opnds[key] = i
+        return i
+
+    @staticmethod
+    def _operand_key(a: Expr) -> Any:
+        if isinstance(a, Var):
+            return ("v", a.uid)
+        if isinstance(a, ConstInt):
+            return ("i", a.value)
+        if isinstance(a, ConstFloat):
+            return ("f", float(a.value))
+        return ("x", id(a))
+
+    # ------------------------------------------------------------ statements
+
+    def statement(self, s: Stmt, call: Call) -> None:
+        if not call.op.startswith("tile."):
+            return
+        sid = len(self.statements)
+        self.statements.append((s, call))
+        self.stmt_ids[id(s)] = sid
+        result = s.var.type if isinstance(s, AssignStmt) else call.type
+        op, args = call.op, call.args
+        if op == "tile.load":
+            self.load(sid, result, call)
+        elif op == "tile.store" and isinstance(type_of(args[0]), TileType) and isinstance(type_of(args[2]), TensorType):
+            tile = type_of(args[0])
+            dst = type_of(args[2])
+            assert isinstance(tile, TileType) and isinstance(dst, TensorType)
+            self.rows["StoreRow"].append((sid, self.dims(tile.valid_shape), self.dims(tile.shape),
+                                          self.dims(dst.shape), self.dims(tuple_items(args[1]))))  # fmt: skip
+        elif op in ("tile.create", "tile.full") and isinstance(result, TileType):
+            self.rows["AllocRow"].append((sid, self.dims(result.shape)))
+        elif op == "tile.assemble" and len(args) == 3 and isinstance(args[2], MakeTuple):
+            target, source = type_of(args[0]), type_of(args[1])
+            if isinstance(target, TileType) and isinstance(source, TileType):
+                self.rows["AssembleRow"].append((sid, self.dims(target.shape), self.dims(source.shape),
+                                                 self.dims(args[2].elements)))  # fmt: skip
+            else:
+                self.generic(sid, call, result)
+        elif op in ("tile.reshape", "tile.reinterpret_view") and len(args) == 2 and isinstance(result, TileType):
+            self.rows["ReshapeRow"].append((sid, self.dims(result.shape)))
+        elif op == "tile.transpose":
+            self.transpose(sid, call)
+        else:
+            self.generic(sid, call, result)
+
+    def load(self, sid: int, result: Any, call: Call) -> None:
+        src = type_of(call.args[0])
+        if not isinstance(result, TileType) or not isinstance(src, TensorType):
+            raise InternalError("tile.load must read a tensor into a tile")
+        mem = result.memory.value if result.memory is not None else "none"
+        src_valid = src.view.valid_shape if src.view is not None and src.view.valid_shape else src.shape
+        window_valid = call.args[3] if len(call.args) > 3 else call.args[2]
+        self.rows["LoadRow"].append((
+            sid, self.dims(result.shape), self.dims(result.valid_shape), mem, result.blayout.value,
+            result.slayout.value, src.layout.value, self.dims(src.shape), self.dims(tuple_items(call.args[1])),
+            self.dims(tuple_items(call.args[2])), self.dims(tuple_items(window_valid)), self.dims(src_valid),
+        ))  # fmt: skip
+
+    def transpose(self, sid: int, call: Call) -> None:
+        src = type_of(call.args[0])
+        a1, a2 = call.args[1], call.args[2]
+        if not isinstance(src, TileType):
+            raise InternalError("tile.transpose input must be a tile")
+        if not isinstance(a1, ConstInt) or not isinstance(a2, ConstInt):
+            raise InternalError("tile.transpose axes must be integer constants")
+        self.rows["TransposeRow"].append((sid, self.dims(src.shape), a1.value, a2.value, len(call.args)))
+
+    def generic(self, sid: int, call: Call, result: Any) -> None:
+        shape = result.shape if isinstance(result, TileType) else ()
+        self.rows["GenericRow"].append((sid, call.op, self.operands(call.args), self.dims(tuple(shape))))
+
+    # ------------------------------------------------------------ files
+
+    def write_facts(self, directory: Path) -> list[str]:
+        """One tab-separated file per relation; returns the `(input ...)` commands that load them."""
+        commands = []
+        for rel, arity in RELATIONS.items():
+            rows = self.rows.get(rel, [])
+            lines = []
+            for r in rows:
+                if len(r) != arity:
+                    raise InternalError(f"{rel} row {r} has {len(r)} columns, expected {arity}")
+                lines.append("\t".join(_cell(c) for c in r))
+            (directory / f"{rel}.tsv").write_text("\n".join(lines) + ("\n" if lines else ""))
+            commands.append(f'(input {rel} "{rel}.tsv")')
+        return commands
+
+    @property
+    def size(self) -> int:
+        return sum(len(v) for v in self.rows.values())
+
+
+def _cell(c: Any) -> str:
+    if isinstance(c, float):
+        return repr(c)
+    text = str(c)
+    if "\t" in text or "\n" in text:
+        raise InternalError(f"fact cell {text!r} holds a tab or newline")
+    return text
+
+
+def encode_function(fn: Function, backend: Backend | None) -> Encoding:
+    enc = Encoding()
+    for s, call in walk_calls(fn.body):
+        enc.statement(s, call)
+    if backend is not None:
+        for space, nbytes in backend.capacity.items():
+            enc.rows["CapacityRow"].append((space.value, nbytes))
+    return enc

@@ -1,0 +1,215 @@
+"""The e-graph of one InCore function: rules loaded, facts encoded, schedule run, plans extracted."""
+
+from __future__ import annotations
+
+import re
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import egglog.bindings as eb
+
+from ..backend import Backend, get_backend
+from ..errors import RuleError, ScheduleLimitError
+from ..ir.stmt import Program
+from ..extract import EGraphView, Extraction, Term, extract_roots
+from ..extract.cost import CostModel
+from .encode import Encoding, encode_function
+from .report import RunReport
+from .rules import RuleFile, load_rule_file, read_rule_files, run_text, schedule_text, shipped_rule_files
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on saturation; hitting one is an error that names it, never a hang."""
+
+    max_iterations: int = 1000  # per stage
+    max_enodes: int = 5_000_000
+    timeout_s: float = 120.0
+
+
+@dataclass
+class Stage:
+    rulesets: list[str]
+    comment: str = ""
+
+
+@dataclass
+class _StageRun:
+    iterations: int = 0
+    matches: dict[str, int] = field(default_factory=dict)
+
+
+def parse_schedule(text: str) -> list[Stage]:
+    """The stages of rules/schedule.egg: each `(saturate (run a) (run b) ..)` inside `run-schedule`."""
+    stages: list[Stage] = []
+    body = re.sub(r";[^\n]*", "", text)
+    for m in re.finditer(r"\(saturate((?:\s*\(run(?:\s+[\w-]+)?\))+)\s*\)", body):
+        names = re.findall(r"\(run(?:\s+([\w-]+))?\)", m.group(1))
+        stages.append(Stage([n for n in names]))
+    if not stages:
+        raise RuleError("rules/schedule.egg has no (saturate (run ...)) stage")
+    return stages
+
+
+class FlattenEGraph:
+    """Encode a function of `program`, load the rules, and run them.
+
+    >>> eg = FlattenEGraph(program, "main_incore_0", backend="Ascend910B")
+    >>> report = eg.saturate()
+    >>> eg.write_html("egraph.html")
+    """
+
+    def __init__(
+        self,
+        program: Program,
+        function_name: str,
+        backend: str | Backend | None = None,
+        extra_rules: Sequence[str | Path] = (),
+        limits: Limits | None = None,
+        cost_model: CostModel | None = None,
+    ) -> None:
+        self.program = program
+        self.function = program.function(function_name)
+        self.backend = get_backend(backend)
+        self.limits = limits or Limits()
+        self.cost_model = cost_model
+        self.report = RunReport(function_name)
+        t0 = time.perf_counter()
+        self.encoding: Encoding = encode_function(self.function, self.backend)
+        self.report.times["encode"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        self.rule_files: list[RuleFile] = shipped_rule_files()
+        for extra in extra_rules:
+            self.rule_files += read_rule_files(Path(extra))
+        self.report.rule_files = list(dict.fromkeys(str(rf.path) for rf in self.rule_files))
+        self._facts_dir = tempfile.TemporaryDirectory(prefix="pypto-egg-facts-")
+        self.egraph = eb.EGraph(fact_directory=self._facts_dir.name)
+        for rf in self.rule_files:
+            load_rule_file(self.egraph, rf)
+        self.report.times["load rules"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        commands = self.encoding.write_facts(Path(self._facts_dir.name))
+        run_text(self.egraph, "\n".join(commands), "<facts>")
+        self._facts_dir.cleanup()
+        self.report.times["load facts"] = time.perf_counter() - t0
+        self.report.facts = self.encoding.size
+        self.report.statements = len(self.encoding.statements)
+        self._saturated = False
+        self._view: EGraphView | None = None
+        self._extraction: Extraction | None = None
+
+    # ------------------------------------------------------------ saturation
+
+    def saturate(self) -> RunReport:
+        if self._saturated:
+            return self.report
+        t0 = time.perf_counter()
+        deadline = t0 + self.limits.timeout_s
+        for stage in parse_schedule(schedule_text()):
+            run = self._run_stage(stage, deadline)
+            self.report.stages.append((stage.rulesets, run.iterations))
+            for rule, n in run.matches.items():
+                self.report.rules_fired[rule] = self.report.rules_fired.get(rule, 0) + n
+        self.report.times["saturate"] = time.perf_counter() - t0
+        self._saturated = True
+        view = self.view()
+        self.report.eclasses, self.report.enodes = view.num_classes, view.num_nodes
+        return self.report
+
+    def _run_stage(self, stage: Stage, deadline: float) -> _StageRun:
+        body = " ".join(f"(run {r})" if r else "(run)" for r in stage.rulesets)
+        try:
+            commands = self.egraph.parse_program(f"(run-schedule {body})")
+        except eb.EggSmolError as e:
+            raise RuleError(f"rules/schedule.egg: {e}") from None
+        run = _StageRun()
+        while True:
+            try:
+                outputs = self.egraph.run_program(*commands)
+            except BaseException as e:  # a missing ruleset panics (PanicException is not an Exception)
+                if isinstance(e, eb.EggSmolError) or type(e).__name__ == "PanicException":
+                    raise RuleError(f"rules/schedule.egg: running {body} failed: {e}") from None
+                raise
+            run.iterations += 1
+            report = outputs[0].report  # type: ignore[attr-defined]
+            for rule, n in report.num_matches_per_rule.items():
+                key = _rule_name(rule)
+                run.matches[key] = run.matches.get(key, 0) + n
+            if not report.updated:
+                return run
+            if run.iterations >= self.limits.max_iterations:
+                raise ScheduleLimitError(
+                    f"saturation stopped at the iteration limit ({self.limits.max_iterations}) in stage "
+                    f"{body}; a rule keeps creating new terms. Raise Limits.max_iterations or fix the rule."
+                )
+            if time.perf_counter() > deadline:
+                raise ScheduleLimitError(
+                    f"saturation stopped at the time limit ({self.limits.timeout_s:g} s) in stage {body}."
+                )
+            if run.iterations % 8 == 0:
+                size = self._size()
+                if size > self.limits.max_enodes:
+                    raise ScheduleLimitError(
+                        f"saturation stopped at the e-node limit ({self.limits.max_enodes}, reached {size}) "
+                        f"in stage {body}."
+                    )
+
+    def _size(self) -> int:
+        out = self.egraph.run_program(*self.egraph.parse_program("(print-size)"))
+        return sum(n for _, n in out[0].sizes)  # type: ignore[attr-defined]
+
+    # ------------------------------------------------------------ extraction
+
+    def view(self) -> EGraphView:
+        if self._view is None:
+            self._view = EGraphView.from_egraph(self.egraph)
+        return self._view
+
+    def extraction(self) -> Extraction:
+        if self._extraction is None:
+            self.saturate()
+            t0 = time.perf_counter()
+            self._extraction = extract_roots(self.view(), self.cost_model)
+            self.report.times["extract"] = time.perf_counter() - t0
+        return self._extraction
+
+    def plans(self) -> dict[int, Term | None]:
+        """The chosen plan term of every encoded statement (None: no lowering exists)."""
+        ex = self.extraction()
+        roots = self.view().index("Root")
+        out: dict[int, Term | None] = {}
+        for sid in range(len(self.encoding.statements)):
+            c = roots.get((sid,))
+            out[sid] = ex.term(c) if c is not None else None
+        return out
+
+    def root_classes(self) -> list[object]:
+        roots = self.view().index("Root")
+        return [roots[k] for k in sorted(roots, key=lambda a: a[0])]  # type: ignore[no-any-return]
+
+    # ------------------------------------------------------------ visualisation
+
+    def serialized_json(self, max_nodes: int | None = 900) -> str:
+        from .viz import serialized_json
+
+        return serialized_json(self, max_nodes)
+
+    def write_html(self, path: str | Path, max_nodes: int | None = 900) -> Path:
+        from .viz import write_html
+
+        return write_html(self, Path(path), max_nodes)
+
+    def to_dot(self) -> str:
+        from .viz import to_dot
+
+        return to_dot(self)
+
+
+def _rule_name(rule: str) -> str:
+    m = re.search(r':name\s+"([^"]+)"', rule)
+    if m:
+        return m.group(1)
+    return " ".join(rule.split())[:80]

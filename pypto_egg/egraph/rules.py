@@ -1,0 +1,106 @@
+"""Find, read and load `.egg` rule files: the shipped ones and any a user passes.
+
+egglog resolves `include` against the working directory and panics on a missing file, so includes
+are expanded here, relative to the including file, before egglog sees the text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import egglog.bindings as eb
+
+from ..errors import RuleError
+
+SELF_CHECKS = ";; ---- self-checks ----"
+_INCLUDE = re.compile(r'^\s*\(include\s+"([^"]+)"\s*\)', re.MULTILINE)
+_POSITION = re.compile(r"In (\d+):(\d+)")
+
+
+@dataclass(frozen=True)
+class RuleFile:
+    path: Path
+    text: str  # without its self-check section
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+def rules_dir() -> Path:
+    """The folder of the shipped rules, in an installed wheel or an editable checkout."""
+    try:
+        found = Path(str(resources.files("pypto_egg.rules")))
+        if (found / "flatten.egg").is_file():
+            return found
+    except (ModuleNotFoundError, TypeError):
+        pass
+    here = Path(__file__).resolve().parents[2] / "rules"
+    if (here / "flatten.egg").is_file():
+        return here
+    raise RuleError("cannot find the shipped rules (rules/flatten.egg); is pypto-egg installed correctly?")
+
+
+def read_rule_files(entry: Path) -> list[RuleFile]:
+    """The entry file and everything it includes, depth-first, each once, in load order."""
+    out: list[RuleFile] = []
+    seen: set[Path] = set()
+
+    def emit(path: Path, text: str, start: int, end: int) -> None:
+        chunk = text[start:end]
+        if any(line.strip() and not line.strip().startswith(";") for line in chunk.splitlines()):
+            # pad with the lines before the chunk so egglog's line numbers are the file's
+            out.append(RuleFile(path, "\n" * text[:start].count("\n") + chunk))
+
+    def visit(path: Path, via: str | None) -> None:
+        path = path.resolve()
+        if path in seen:
+            return
+        seen.add(path)
+        if not path.is_file():
+            where = f" (included from {via})" if via else ""
+            raise RuleError(f"rules file {path} does not exist{where}")
+        text = path.read_text().partition(SELF_CHECKS)[0]
+        pos = 0
+        for m in _INCLUDE.finditer(text):
+            emit(path, text, pos, m.start())
+            visit(path.parent / m.group(1), str(path))
+            pos = m.end()
+        emit(path, text, pos, len(text))
+
+    visit(entry, None)
+    return out
+
+
+def shipped_rule_files() -> list[RuleFile]:
+    return read_rule_files(rules_dir() / "flatten.egg")
+
+
+def schedule_text() -> str:
+    return (rules_dir() / "schedule.egg").read_text()
+
+
+def run_text(egraph: eb.EGraph, text: str, source: str) -> list[object]:
+    """Parse and run egglog text, turning egglog's errors and panics into a RuleError naming the source."""
+    try:
+        return list(egraph.run_program(*egraph.parse_program(text, filename=source)))
+    except eb.EggSmolError as e:
+        raise RuleError(_describe(source, str(e))) from None
+    except BaseException as e:  # egglog panics raise pyo3's PanicException, which is not an Exception
+        if type(e).__name__ != "PanicException":
+            raise
+        raise RuleError(_describe(source, f"egglog panicked: {e}")) from None
+
+
+def load_rule_file(egraph: eb.EGraph, rf: RuleFile) -> None:
+    run_text(egraph, rf.text, str(rf.path))
+
+
+def _describe(source: str, message: str) -> str:
+    m = _POSITION.search(message)
+    where = f"{source}:{m.group(1)}:{m.group(2)}" if m else source
+    detail = " ".join(line.strip() for line in message.strip().splitlines() if line.strip())
+    return f"{where}: egglog rejected the rules: {detail}"

@@ -1,0 +1,138 @@
+"""The pass's user-facing messages: each names the op, the variable, the shapes and the fix."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..errors import InternalError, PassError
+from ..ir.expr import Expr
+from ..ir.ops import fmt_shape
+from ..ir.span import Span
+
+PASS = "FlattenTileNdTo2D"
+DYNAMIC_REMEDY = (
+    "Tile/iterate the dynamic dimension with pl.range/pl.parallel (a static chunk per iteration, the runtime "
+    "tail in valid_shape), or reshape to 2D before the InCore (pl.at) scope so the dynamic extent lands on the "
+    "pl.parallel loop bound instead of inside the tile shape."
+)
+
+
+def where(var: str | None, span: Span | None) -> str:
+    parts = []
+    if var:
+        parts.append(f"variable '{var}'")
+    if span is not None:
+        parts.append(f"at {span}")
+    return f" [{', '.join(parts)}]" if parts else ""
+
+
+def dynamic_physical_dim(op: str, index: int, shape: Sequence[Expr], var: str | None, span: Span | None) -> PassError:
+    """D-01."""
+    return PassError(
+        f"{PASS}: tile op '{op}' has a dynamic (non-constant) dimension {index} in its >2D tile shape "
+        f"{fmt_shape(shape)}, which cannot be flattened to 2D. Hardware tiles map to fixed-size on-chip buffers, "
+        f"so every tile dimension must be a compile-time constant; a pl.dynamic dimension has no static bound "
+        f"and cannot back a tile dimension directly. Fix by either: (1) iterating/tiling the dynamic dimension "
+        f"with pl.range/pl.parallel so each per-iteration tile slice is static, or (2) reshaping the tensor to 2D "
+        f"before the InCore (pl.at) scope so the dynamic extent lands on the pl.parallel loop bound instead of "
+        f"inside the tile shape.{where(var, span)}"
+    )
+
+
+def dynamic_dim(context: str, var: str | None, span: Span | None) -> PassError:
+    """D-02."""
+    return PassError(
+        f"{PASS}: found a dynamic (non-constant) dimension in {context}, but flattening >2D tiles to 2D requires "
+        f"every tile dimension to be a compile-time constant. A pl.dynamic dimension has no static bound and "
+        f"cannot back a tile dimension directly. {DYNAMIC_REMEDY}{where(var, span)}"
+    )
+
+
+def unsupported_on_nd(op: str, shape: Sequence[Expr], var: str | None, span: Span | None) -> PassError:
+    """D-03."""
+    return PassError(
+        f"{PASS}: {op} is not supported on >2D tiles (operand shape {fmt_shape(shape)}). Reshape the tile to 2D "
+        f"with pl.tile.reshape first, or index the flattened [rows, cols] tile.{where(var, span)}"
+    )
+
+
+def assemble_not_literal(var: str | None, span: Span | None) -> PassError:
+    """D-04."""
+    return PassError(
+        f"{PASS}: tile.assemble requires a tile source and a literal offset tuple (write the offset as a list "
+        f"like [0, i, 0]).{where(var, span)}"
+    )
+
+
+def assemble_offset_rank(rank: int, k: int, var: str | None, span: Span | None) -> PassError:
+    """D-05."""
+    return PassError(
+        f"{PASS}: tile.assemble into a {rank}D tile has a rank-{k} offset. The offset names a point in the "
+        f"target's own coordinate space, so it needs exactly one index per target dimension.{where(var, span)}"
+    )
+
+
+def assemble_source_rank(rank: int, src: Sequence[Expr], var: str | None, span: Span | None) -> PassError:
+    """D-06."""
+    return PassError(
+        f"{PASS}: tile.assemble into a {rank}D tile has a rank-{len(src)} source {fmt_shape(src)}. Reshape the "
+        f"source to the target rank (pl.tile.reshape) before assembling.{where(var, span)}"
+    )
+
+
+def assemble_noncontiguous(src: Sequence[Expr], dst: Sequence[Expr], var: str | None, span: Span | None) -> PassError:
+    """D-07."""
+    return PassError(
+        f"{PASS}: tile.assemble writes a {fmt_shape(src)} region into a {fmt_shape(dst)} tile, which does not "
+        f"collapse to a contiguous row band when the tile is flattened to 2D (hardware tiles are always 2D). "
+        f"Every dimension below the outermost partial one must be written in full. Fix by looping over the outer "
+        f"dimension and assembling one contiguous page per iteration.{where(var, span)}"
+    )
+
+
+def reduce_keepdim(op: str, var: str | None, span: Span | None) -> PassError:
+    """The historical reduction check (§3.8): a >2D reduction must keep its reduced axis."""
+    return PassError(
+        f"{PASS}: tile reduce op '{op}' on >2D tile must use keepdim=True to maintain 2D output shape "
+        f"(drop the reduced axis after flattening instead).{where(var, span)}"
+    )
+
+
+def store_failure(code: str, nums: Sequence[int], var: str | None, span: Span | None) -> PassError | None:
+    """D-12..D-16: the partition window has no legal box."""
+    a, b, c, d, e = (list(nums) + [0] * 5)[:5]
+    text = {
+        "D-12": f"tile.store cannot lower a {a}x{b} tile into this tensor: its rows span several axes, so they "
+                f"must fill axis {c} (extent {d}) a whole number of times, but {e} rows remain. A flattened store "
+                f"writes consecutive row-major positions, and no partition window describes that here. Store one "
+                f"whole axis at a time (loop the outer axis with pl.range/pl.parallel), or reshape the destination "
+                f"so the tile's rows are a single axis",
+        "D-13": f"tile.store fills axis {a} (extent {b}) completely, so it must start at offset 0; a non-zero "
+                f"offset there would make the written region a non-contiguous run that no partition window "
+                f"describes. Store from offset 0 on that axis, or loop over it and store one page at a time",
+        "D-14": f"tile.store writes {a} columns at offset {b} of an axis whose extent is {c}; the write runs past "
+                f"the tensor. Shrink the tile's columns or move the column offset",
+        "D-15": f"tile.store writes {a} rows at offset {b} of axis {c}, whose extent is {d}; the write runs past "
+                f"the tensor. Shrink the tile or move the offset on axis {c}",
+        "D-16": f"tile.store writes a {a}x{b} tile into a tensor whose leading axes hold only {c} rows; the write "
+                f"runs past the tensor. Store fewer rows, or into a larger tensor",
+    }.get(code)
+    return PassError(text + where(var, span)) if text else None
+
+
+def transpose_batch_axis(a1: int, a2: int, rank: int, var: str | None, span: Span | None) -> PassError:
+    """D-20."""
+    return PassError(
+        f"{PASS}: only last-two-axes tile.transpose on >2D tiles is supported; transpose involving a batch axis "
+        f"(axes {a1}, {a2} of rank {rank}) is not yet lowered. Reshape the tile so the transposed axes are the "
+        f"last two.{where(var, span)}"
+    )
+
+
+def transpose_axis_range(axis: int, rank: int, var: str | None, span: Span | None) -> PassError:
+    """D-21."""
+    return PassError(f"{PASS}: axis {axis} is out of range for rank {rank} in tile.transpose{where(var, span)}")
+
+
+def internal(message: str) -> InternalError:
+    return InternalError(f"{PASS}: internal error: {message}")

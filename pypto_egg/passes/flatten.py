@@ -1,0 +1,78 @@
+"""The FlattenTileNdTo2D pass: preconditions → encode → saturate → extract → lower → verify, per function."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ..backend import Backend, get_backend
+from ..egraph.engine import FlattenEGraph, Limits
+from ..egraph.report import RunReport
+from ..ir.stmt import AssignStmt, Function, Program
+from .preconditions import check_preconditions
+from .properties import IRProperty
+from .verify import verify_tile_ops_2d
+
+
+@dataclass
+class FlattenTileNdTo2D:
+    """Flatten every >2D tile op of the InCore / AIC / AIV functions to 2D.
+
+    Other functions are returned unchanged (the same objects); the input program is never mutated.
+    """
+
+    backend: Backend | None = None
+    extra_rules: Sequence[str | Path] = ()
+    verify: bool = True
+    limits: Limits = field(default_factory=Limits)
+    reports: list[RunReport] = field(default_factory=list)
+
+    name = "FlattenTileNdTo2D"
+    required = frozenset({IRProperty.SSAForm, IRProperty.IncoreTileOps, IRProperty.NormalizedStmtStructure})
+    produced = frozenset({IRProperty.SSAForm, IRProperty.TileOps2D, IRProperty.NormalizedStmtStructure})
+    invalidated: frozenset[IRProperty] = frozenset()
+
+    def __call__(self, program: Program) -> Program:
+        self.reports = []
+        functions = tuple(self.transform(program, fn) for fn in program.functions)
+        if all(a is b for a, b in zip(functions, program.functions)):
+            return program
+        result = replace(program, functions=functions)
+        if self.verify:
+            verify_tile_ops_2d(result)
+        return result
+
+    def transform(self, program: Program, fn: Function) -> Function:
+        if not fn.type.is_incore:
+            return fn
+        check_preconditions(fn)
+        from pypto_egg.extract.lower import Lowerer, failure
+
+        eg = FlattenEGraph(program, fn.name, self.backend, self.extra_rules, self.limits)
+        eg.saturate()
+        plans = eg.plans()
+        # the contiguity precondition (D-07) is a rule decision, reported before any lowering error
+        for sid, (stmt, call) in enumerate(eg.encoding.statements):
+            plan = plans.get(sid)
+            if call.op == "tile.assemble" and plan is not None and plan.op == "Fail":
+                raise failure(stmt, call, plan)
+        t0 = time.perf_counter()
+        lowered = Lowerer(fn, eg.encoding, plans).run()
+        eg.report.times["lower"] = time.perf_counter() - t0
+        self.reports.append(eg.report)
+        return lowered
+
+
+def flatten_tile_nd_to_2d(
+    backend: str | Backend | None = None,
+    extra_rules: Sequence[str | Path] = (),
+    verify: bool = True,
+    limits: Limits | None = None,
+) -> FlattenTileNdTo2D:
+    """The pass object: `passes.flatten_tile_nd_to_2d()(program) -> Program`."""
+    return FlattenTileNdTo2D(get_backend(backend), tuple(extra_rules), verify, limits or Limits())
+
+
+__all__ = ["AssignStmt", "FlattenTileNdTo2D", "flatten_tile_nd_to_2d"]

@@ -1,0 +1,49 @@
+"""Precondition analysis (B-010..B-013): read-only checks raised before anything is rewritten.
+
+These are type facts of single calls. The one precondition that is a shape decision — whether an
+N-D assemble writes a contiguous row band (D-07) — is made by rules/assemble.egg and reported by the
+pass before lowering.
+"""
+
+from __future__ import annotations
+
+from ..egraph.encode import walk_calls
+from ..ir.expr import MakeTuple, static_int, type_of
+from ..ir.stmt import AssignStmt, Function
+from ..ir.types import TileType
+from . import diagnostics as diag
+
+_ND_UNSUPPORTED = ("tile.read", "tile.write", "tile.slice")
+_ROW_REDUCE = ("tile.row_sum", "tile.row_max", "tile.row_min")
+
+
+def check_preconditions(fn: Function) -> None:
+    for stmt, call in walk_calls(fn.body):
+        if not call.op.startswith("tile."):
+            continue
+        var = stmt.var.name if isinstance(stmt, AssignStmt) else None
+        span = stmt.span or call.span
+        result = stmt.var.type if isinstance(stmt, AssignStmt) else call.type
+        for t in [*(type_of(a) for a in call.args), result]:
+            if isinstance(t, TileType) and t.rank > 2:
+                for i, d in enumerate(t.shape):
+                    if static_int(d) is None:
+                        raise diag.dynamic_physical_dim(call.op, i, t.shape, var, span)
+        if not call.args:
+            continue
+        arg0 = type_of(call.args[0])
+        nd_arg0 = isinstance(arg0, TileType) and arg0.rank > 2
+        if call.op in _ND_UNSUPPORTED and nd_arg0:
+            assert isinstance(arg0, TileType)
+            raise diag.unsupported_on_nd(call.op, arg0.shape, var, span)
+        if call.op == "tile.assemble" and len(call.args) == 3 and nd_arg0:
+            assert isinstance(arg0, TileType)
+            src, offset = type_of(call.args[1]), call.args[2]
+            if not isinstance(src, TileType) or not isinstance(offset, MakeTuple):
+                raise diag.assemble_not_literal(var, span)
+            if len(offset.elements) != arg0.rank:
+                raise diag.assemble_offset_rank(arg0.rank, len(offset.elements), var, span)
+            if src.rank != arg0.rank:
+                raise diag.assemble_source_rank(arg0.rank, src.shape, var, span)
+        if call.op in _ROW_REDUCE and nd_arg0 and not call.kwarg("keepdim", True):
+            raise diag.reduce_keepdim(call.op, var, span)

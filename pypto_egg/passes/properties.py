@@ -1,0 +1,15 @@
+"""IR properties a pass requires and produces (B-001)."""
+
+from __future__ import annotations
+
+import enum
+
+
+class IRProperty(enum.Enum):
+    SSAForm = "SSAForm"
+    IncoreTileOps = "IncoreTileOps"
+    NormalizedStmtStructure = "NormalizedStmtStructure"
+    TileOps2D = "TileOps2D"
+
+    def __repr__(self) -> str:
+        return self.value

@@ -1,0 +1,85 @@
+"""The TileOps2D property verifier (B-210..B-213), independent of the pass that should establish it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..egraph.encode import walk_calls
+from ..errors import VerificationError
+from ..ir.expr import MakeTuple, type_of
+from ..ir.span import Span
+from ..ir.stmt import Program
+from ..ir.types import TileType
+from .properties import IRProperty
+
+_EXEMPT = ("tile.load", "tile.store")
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    rule: str
+    function: str
+    message: str
+    span: Span | None
+
+    def __str__(self) -> str:
+        where = f" [{self.span}]" if self.span is not None else ""
+        return f"{self.rule}: {self.message}{where}"
+
+
+def tile_ops_2d_diagnostics(program: Program) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for fn in program.functions:
+        if not fn.type.is_incore:
+            continue
+
+        def report(message: str, span: Span | None, fn_name: str = fn.name) -> None:
+            out.append(Diagnostic("TileOps2D", fn_name, message, span))
+
+        for stmt, call in walk_calls(fn.body):
+            op = call.op
+            if not op.startswith("tile.") or op in _EXEMPT:
+                continue
+            span = stmt.span or call.span
+            result = type_of(stmt.var) if hasattr(stmt, "var") else call.type  # type: ignore[union-attr]
+            if isinstance(result, TileType) and result.rank > 2:
+                report(f"Tile op '{op}' in InCore function '{fn.name}' produces >2D tile (should have been "
+                       f"flattened to 2D)", span)  # fmt: skip
+            if op == "tile.transpose" and len(call.args) != 4:
+                report(f"tile.transpose in InCore function '{fn.name}' has {len(call.args)} arguments (expected 4: "
+                       f"input, axis1, axis2, scratch after FlattenTileNdTo2D)", span)  # fmt: skip
+            if op == "tile.assemble" and len(call.args) == 3:
+                offset = call.args[2]
+                if not isinstance(offset, MakeTuple):
+                    report(f"tile.assemble in InCore function '{fn.name}' has a non-literal offset (expected a "
+                           f"2-element (row, col) tuple after FlattenTileNdTo2D)", span)  # fmt: skip
+                elif len(offset.elements) != 2:
+                    report(f"tile.assemble in InCore function '{fn.name}' has a rank-{len(offset.elements)} offset "
+                           f"(expected 2: row, col after FlattenTileNdTo2D)", span)  # fmt: skip
+            if any(isinstance(t, TileType) and t.rank > 2 for t in (type_of(a) for a in call.args)):
+                report(f"Tile op '{op}' in InCore function '{fn.name}' has >2D tile argument (should have been "
+                       f"flattened to 2D)", span)  # fmt: skip
+    return out
+
+
+def verify_tile_ops_2d(program: Program) -> None:
+    """Raise VerificationError (naming TileOps2D) listing every violation."""
+    diags = tile_ops_2d_diagnostics(program)
+    if diags:
+        lines = "\n".join(f"  - {d}" for d in diags)
+        raise VerificationError(f"IR property TileOps2D does not hold ({len(diags)} violation(s)):\n{lines}")
+
+
+VERIFIERS = {IRProperty.TileOps2D: verify_tile_ops_2d}
+
+
+def verify_properties(properties: set[IRProperty] | list[IRProperty], program: Program, pass_name: str = "") -> None:
+    """Run the verifier of each property that has one."""
+    for prop in properties:
+        check = VERIFIERS.get(prop)
+        if check is not None:
+            try:
+                check(program)
+            except VerificationError as e:
+                prefix = f"after {pass_name}: " if pass_name else ""
+                raise VerificationError(prefix + str(e)) from None
