@@ -717,12 +717,13 @@ def parse(text: str, filename: str = "<pl>", program_name: str | None = None) ->
     except SyntaxError as e:
         raise DSLError(f"{filename}:{e.lineno}:{e.offset}: invalid Python syntax: {e.msg}") from None
     ctx = _Ctx(filename, 0, 0, _module_env(tree))
-    classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+    classes = [n for n in tree.body if isinstance(n, ast.ClassDef)
+               and any(_pl_name(d) == "program" for d in n.decorator_list)]  # fmt: skip
     if program_name is not None:
         classes = [c for c in classes if c.name == program_name]
     if not classes:
         raise DSLError(f"{filename}:1:1: no @pl.program class" + (f" named {program_name!r}" if program_name else ""))
-    return _parse_class(classes[-1] if program_name is None and len(classes) > 1 else classes[0], ctx)
+    return _parse_class(classes[0], ctx)
 
 
 def parse_file(path: str | Path, program_name: str | None = None) -> Program:
