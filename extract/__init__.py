@@ -5,4 +5,13 @@ from .graph import ClassId, EGraphView, ENode
 from .greedy import Extraction, extract_roots
 from .term import Term
 
-__all__ = ["ClassId", "CostModel", "DefaultCostModel", "EGraphView", "ENode", "Extraction", "Term", "extract_roots"]
+__all__ = [
+    "ClassId",
+    "CostModel",
+    "DefaultCostModel",
+    "EGraphView",
+    "ENode",
+    "Extraction",
+    "Term",
+    "extract_roots",
+]

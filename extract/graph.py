@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,7 +52,7 @@ class EGraphView:
         """Read every constructor row (skipping subsumed ones) and every primitive-valued function."""
         frozen = egraph.freeze()
         view = cls()
-        convert = {
+        convert: dict[str, Callable[[Any], Prim]] = {
             "i64": egraph.value_to_i64, "f64": egraph.value_to_f64, "String": egraph.value_to_string,
             "bool": egraph.value_to_bool,
         }  # fmt: skip
@@ -63,11 +64,19 @@ class EGraphView:
                 return str(v)
             return ClassId(v)
 
+        def prim(sort: str, v: Any) -> Prim:
+            return convert[sort](v)
+
         for name, fn in frozen.functions.items():
             if fn.output_sort in PRIMITIVE_SORTS:
-                if fn.output_sort in convert and all(s in convert or s not in PRIMITIVE_SORTS for s in fn.input_sorts):
+                if fn.output_sort in convert and all(
+                    s in convert or s not in PRIMITIVE_SORTS for s in fn.input_sorts
+                ):
                     view.tables[name] = [
-                        (tuple(arg(s, v) for s, v in zip(fn.input_sorts, r.inputs)), convert[fn.output_sort](r.output))
+                        (
+                            tuple(arg(s, v) for s, v in zip(fn.input_sorts, r.inputs)),
+                            prim(fn.output_sort, r.output),
+                        )
                         for r in fn.rows
                     ]
                 continue

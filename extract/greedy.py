@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from .cost import INF, CostModel, DefaultCostModel
 from .graph import ClassId, EGraphView, ENode
-from .term import Term
+from .term import Prim, Term
 
 
 @dataclass
@@ -32,7 +32,7 @@ class Extraction:
         if c not in self.best:
             return None
         node = self.best[c][1]
-        args = []
+        args: list[Term | Prim] = []
         for a in node.args:
             if isinstance(a, ClassId):
                 sub = self.term(a)

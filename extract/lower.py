@@ -66,7 +66,7 @@ class TermDecoder:
         if not isinstance(t, Term):
             raise InternalError(f"expected a dimension term, got {t!r}")
         if t.op == "DC":
-            return ConstInt(int(t.args[0]))  # type: ignore[arg-type]
+            return ConstInt(_int(t.args[0]))
         if t.op == "DSym":
             return self.enc.symbols[str(t.args[0])]
         if t.op in _DIM_OPS:
@@ -85,7 +85,7 @@ class TermDecoder:
     def pages(self, t: Term | Any) -> list[tuple[int, int, int]]:
         out = []
         while isinstance(t, Term) and t.op == "PCons":
-            out.append((int(t.args[0]), int(t.args[1]), int(t.args[2])))  # type: ignore[arg-type]
+            out.append((_int(t.args[0]), _int(t.args[1]), _int(t.args[2])))
             t = t.args[3]
         return out
 
@@ -267,7 +267,9 @@ class Lowerer:
         iter_args = self.iter_args(s, ctx, body_ctx)
         body = tuple(self.block(s.body, body_ctx))
         rvs = tuple(self.retyped(rv, ia.var.type, ctx) for rv, ia in zip(s.return_vars, iter_args))
-        out.append(replace(s, start=start, stop=stop, step=step, iter_args=iter_args, body=body, return_vars=rvs))
+        out.append(
+            replace(s, start=start, stop=stop, step=step, iter_args=iter_args, body=body, return_vars=rvs)
+        )
 
     def while_stmt(self, s: WhileStmt, ctx: Ctx, out: list[Stmt]) -> None:
         body_ctx = dict(ctx)
@@ -331,12 +333,12 @@ class Lowerer:
         self.bind(s, new, ctx, out)
 
     def forward(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
-        target = self.vars.get(int(plan.args[0]))  # type: ignore[arg-type]
+        target = self.vars.get(_int(plan.args[0]))
         if target is None or not isinstance(s, AssignStmt):
             raise diag.internal(f"a Forward plan names variable id {plan.args[0]}, which this function lacks")
         ctx[s.var.uid] = ctx.get(target.uid, target)
 
-    def load_type(self, s: Stmt, call: Call, shape: Term, valid: Term) -> TileType:
+    def load_type(self, s: Stmt, call: Call, shape: Term | Any, valid: Term | Any) -> TileType:
         old = s.var.type if isinstance(s, AssignStmt) else call.type
         assert isinstance(old, TileType)
         v = old.view or TileView()
@@ -348,7 +350,9 @@ class Lowerer:
         args = tuple(substitute(a, ctx) for a in call.args)
         if len(args) == 3:
             args = (*args, args[2])
-        self.bind(s, replace(call, args=args, type=self.load_type(s, call, plan.args[0], plan.args[1])), ctx, out)
+        self.bind(
+            s, replace(call, args=args, type=self.load_type(s, call, plan.args[0], plan.args[1])), ctx, out
+        )
 
     def load_collapsed(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         shape, valid, view_shape, offsets, shapes, window_valid, src_valid = plan.args
@@ -370,7 +374,9 @@ class Lowerer:
             if plan.op != "StorePartitionFlat":
                 raise diag.internal("an N-D store operand has no flat shape in its plan")
             flat = MakeTuple(self.decode.dims(plan.args[1]))
-            args[0] = self.emit("flat_tile", make_call("tile.reshape", (args[0], flat), span=call.span), s.span, out)
+            args[0] = self.emit(
+                "flat_tile", make_call("tile.reshape", (args[0], flat), span=call.span), s.span, out
+            )
         window = MakeTuple(self.decode.dims(plan.args[0]))
         self.bind(s, replace(call, args=(*args, window), type=type_of(args[2])), ctx, out)
 
@@ -379,7 +385,11 @@ class Lowerer:
         self.bind(s, self.recreate(call, args, s), ctx, out)
 
     def assemble(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
-        args = (substitute(call.args[0], ctx), substitute(call.args[1], ctx), MakeTuple(self.decode.dims(plan.args[0])))
+        args = (
+            substitute(call.args[0], ctx),
+            substitute(call.args[1], ctx),
+            MakeTuple(self.decode.dims(plan.args[0])),
+        )
         self.bind(s, self.recreate(call, args, s), ctx, out)
 
     def reshape(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
@@ -397,20 +407,26 @@ class Lowerer:
         self.bind(s, self.recreate(call, args, s), ctx, out)
 
     def transpose_unroll(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
-        nb, a, b = (int(x) for x in plan.args[:3])  # type: ignore[call-overload]
+        nb, a, b = (_int(x) for x in plan.args[:3])
         pages = self.decode.pages(plan.args[3])
         x = substitute(call.args[0], ctx)
         xt = type_of(x)
         assert isinstance(xt, TileType)
         span = call.span
         if xt.rank > 2:
-            x = self.emit("trans_in_2d", make_call("tile.reshape", (x, _ints(nb * a, b)), span=span), s.span, out)
+            x = self.emit(
+                "trans_in_2d", make_call("tile.reshape", (x, _ints(nb * a, b)), span=span), s.span, out
+            )
         elif [d for d in xt.shape] != [ConstInt(nb * a), ConstInt(b)]:
-            raise diag.internal(f"tile.transpose flattened input shape does not match expected [{nb * a}, {b}]")
+            raise diag.internal(
+                f"tile.transpose flattened input shape does not match expected [{nb * a}, {b}]"
+            )
         kw = {"dtype": xt.dtype, "target_memory": xt.memory or MemorySpace.Vec}
         name = self.var_name(s) or "trans_out"
         acc = self.emit(name, make_call("tile.create", (_ints(nb * b, a),), kw, span=span), s.span, out)
-        pool = self.emit("trans_tmp_pool", make_call("tile.create", (_ints(nb * a, b),), kw, span=span), s.span, out)
+        pool = self.emit(
+            "trans_tmp_pool", make_call("tile.create", (_ints(nb * a, b),), kw, span=span), s.span, out
+        )
         for i, in_row, out_row in pages:
             page = self.emit(f"trans_page_{i}", make_call("tile.slice", (x, _ints(a, b), _ints(in_row, 0)), span=span),
                              s.span, out)  # fmt: skip
@@ -418,7 +434,9 @@ class Lowerer:
                             s.span, out)  # fmt: skip
             tr = self.emit(f"trans_{i}", make_call("tile.transpose", (page, ConstInt(0), ConstInt(1), tmp), span=span),
                            s.span, out)  # fmt: skip
-            acc = self.emit(name, make_call("tile.assemble", (acc, tr, _ints(out_row, 0)), span=span), s.span, out)
+            acc = self.emit(
+                name, make_call("tile.assemble", (acc, tr, _ints(out_row, 0)), span=span), s.span, out
+            )
         if isinstance(s, AssignStmt):
             ctx[s.var.uid] = acc
 
@@ -429,7 +447,7 @@ class Lowerer:
 def failure(s: Stmt, call: Call, plan: Term) -> Exception:
     """The user error (or internal error) a Fail plan stands for."""
     code = str(plan.args[0])
-    nums = [int(x) for x in plan.args[1:]]  # type: ignore[call-overload]
+    nums = [_int(x) for x in plan.args[1:]]
     var = s.var.name if isinstance(s, AssignStmt) else None
     span = s.span or call.span
     if code == "D-02":
@@ -450,6 +468,12 @@ def failure(s: Stmt, call: Call, plan: Term) -> Exception:
         )
     err = diag.store_failure(code, nums, var, span)
     return err if err is not None else diag.internal(f"unknown diagnostic {code} {nums}")
+
+
+def _int(x: object) -> int:
+    if not isinstance(x, int):
+        raise InternalError(f"expected an integer in a plan term, got {x!r}")
+    return x
 
 
 def _ints(*values: int) -> MakeTuple:

@@ -16,5 +16,7 @@ class Term:
     def __str__(self) -> str:
         if not self.args:
             return f"({self.op})"
-        parts = [str(a) if isinstance(a, Term) else repr(a) if isinstance(a, str) else str(a) for a in self.args]
+        parts = [
+            str(a) if isinstance(a, Term) else repr(a) if isinstance(a, str) else str(a) for a in self.args
+        ]
         return f"({self.op} {' '.join(parts)})"

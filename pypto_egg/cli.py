@@ -118,7 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("file", help="a Python file defining @pl.program classes")
         p.add_argument("--program", help="which program of the file (default: the first)")
         p.add_argument("--backend", choices=["Ascend910B", "Ascend950"], help="capacity facts for the rules")
-        p.add_argument("--rules", nargs="*", metavar="EGG", help="extra .egg rule files loaded after the shipped ones")
+        p.add_argument(
+            "--rules", nargs="*", metavar="EGG", help="extra .egg rule files loaded after the shipped ones"
+        )
         p.add_argument("--debug", action="store_true", help="show tracebacks")
 
     p = sub.add_parser("flatten", help="run FlattenTileNdTo2D and print the result in the DSL")

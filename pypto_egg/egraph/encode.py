@@ -190,7 +190,11 @@ class Encoding:
         op, args = call.op, call.args
         if op == "tile.load":
             self.load(sid, result, call)
-        elif op == "tile.store" and isinstance(type_of(args[0]), TileType) and isinstance(type_of(args[2]), TensorType):
+        elif (
+            op == "tile.store"
+            and isinstance(type_of(args[0]), TileType)
+            and isinstance(type_of(args[2]), TensorType)
+        ):
             tile = type_of(args[0])
             dst = type_of(args[2])
             assert isinstance(tile, TileType) and isinstance(dst, TensorType)
@@ -205,7 +209,11 @@ class Encoding:
                                                  self.dims(args[2].elements)))  # fmt: skip
             else:
                 self.generic(sid, call, result)
-        elif op in ("tile.reshape", "tile.reinterpret_view") and len(args) == 2 and isinstance(result, TileType):
+        elif (
+            op in ("tile.reshape", "tile.reinterpret_view")
+            and len(args) == 2
+            and isinstance(result, TileType)
+        ):
             self.rows["ReshapeRow"].append((sid, self.dims(result.shape)))
         elif op == "tile.transpose":
             self.transpose(sid, call)

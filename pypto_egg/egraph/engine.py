@@ -13,9 +13,9 @@ import egglog.bindings as eb
 
 from ..backend import Backend, get_backend
 from ..errors import RuleError, ScheduleLimitError
-from ..ir.stmt import Program
 from ..extract import EGraphView, Extraction, Term, extract_roots
 from ..extract.cost import CostModel
+from ..ir.stmt import Program
 from .encode import Encoding, encode_function
 from .report import RunReport
 from .rules import RuleFile, load_rule_file, read_rule_files, run_text, schedule_text, shipped_rule_files
@@ -134,7 +134,7 @@ class FlattenEGraph:
                     raise RuleError(f"rules/schedule.egg: running {body} failed: {e}") from None
                 raise
             run.iterations += 1
-            report = outputs[0].report  # type: ignore[attr-defined]
+            report = getattr(outputs[0], "report")  # noqa: B009 - the bindings type the output as a union
             for rule, n in report.num_matches_per_rule.items():
                 key = _rule_name(rule)
                 run.matches[key] = run.matches.get(key, 0) + n
@@ -159,7 +159,8 @@ class FlattenEGraph:
 
     def _size(self) -> int:
         out = self.egraph.run_program(*self.egraph.parse_program("(print-size)"))
-        return sum(n for _, n in out[0].sizes)  # type: ignore[attr-defined]
+        sizes: list[tuple[str, int]] = getattr(out[0], "sizes")  # noqa: B009
+        return sum(n for _, n in sizes)
 
     # ------------------------------------------------------------ extraction
 

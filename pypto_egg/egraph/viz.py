@@ -84,7 +84,9 @@ def to_dot(eg: FlattenEGraph) -> str:
 def to_svg(eg: FlattenEGraph) -> str:
     dot = shutil.which("dot")
     if dot is None:
-        raise UserError("svg output needs Graphviz's `dot` on PATH (apt-get install graphviz); use --format dot")
+        raise UserError(
+            "svg output needs Graphviz's `dot` on PATH (apt-get install graphviz); use --format dot"
+        )
     return subprocess.run([dot, "-Tsvg"], input=to_dot(eg), capture_output=True, text=True, check=True).stdout
 
 

@@ -149,7 +149,9 @@ class _Machine:
             return self.cast(self.value(a[0]), c.kwarg("target_type"), c.kwarg("mode", 0))
         if op in ("tile.move", "tile.set_validshape"):
             return self.value(a[0]).copy()
-        if op == "tile.reshape" or (op == "tile.reinterpret_view" and len(a) > 1 and c.kwarg("dtype") is None):
+        if op == "tile.reshape" or (
+            op == "tile.reinterpret_view" and len(a) > 1 and c.kwarg("dtype") is None
+        ):
             return self.value(a[0]).reshape(self.ints(_shape_of(ty)))
         if op == "tile.reinterpret_view":
             assert isinstance(ty, TileType)
@@ -159,7 +161,9 @@ class _Machine:
             src = type_of(a[0])
             assert isinstance(src, TileType)
             r = src.rank
-            return np.ascontiguousarray(np.swapaxes(self.value(a[0]), int(self.value(a[1])) % r, int(self.value(a[2])) % r))
+            return np.ascontiguousarray(
+                np.swapaxes(self.value(a[0]), int(self.value(a[1])) % r, int(self.value(a[2])) % r)
+            )
         if op == "tile.transpose_view":
             return np.ascontiguousarray(np.swapaxes(self.value(a[0]), -1, -2))
         if op == "tile.slice":
@@ -179,7 +183,7 @@ class _Machine:
             init = bool(self.value(a[3])) if len(a) > 3 else False
             return prod if init else (self.value(a[0]) + prod).astype(prod.dtype)
         if op in ("tile.row_sum", "tile.row_max", "tile.row_min"):
-            fn = {"tile.row_sum": np.sum, "tile.row_max": np.max, "tile.row_min": np.min}[op]
+            fn: Any = {"tile.row_sum": np.sum, "tile.row_max": np.max, "tile.row_min": np.min}[op]
             x = self.value(a[0])
             return fn(x, axis=-1, keepdims=bool(c.kwarg("keepdim", True))).astype(x.dtype)
         if op == "tensor.view":
@@ -196,7 +200,9 @@ class _Machine:
         ty = c.type
         assert isinstance(ty, TileType)
         if any(o < 0 or o + v > n for o, v, n in zip(offs, valid, src.shape)):
-            raise InterpError(f"tile.load window {list(offs)}+{list(valid)} runs past tensor {list(src.shape)}")
+            raise InterpError(
+                f"tile.load window {list(offs)}+{list(valid)} runs past tensor {list(src.shape)}"
+            )
         window = np.zeros(shapes, dtype=src.dtype)
         window[tuple(slice(0, v) for v in valid)] = src[tuple(slice(o, o + v) for o, v in zip(offs, valid))]
         return window.reshape(self.ints(ty.shape))
@@ -211,9 +217,13 @@ class _Machine:
         region = data[tuple(slice(0, v) for v in valid)]
         window = self.ints(c.args[3]) if len(c.args) > 3 else (1,) * (dst.ndim - len(valid)) + valid
         if int(np.prod(window)) != region.size:
-            raise InterpError(f"tile.store partition {list(window)} does not hold the {list(valid)} valid tile")
+            raise InterpError(
+                f"tile.store partition {list(window)} does not hold the {list(valid)} valid tile"
+            )
         if len(window) != dst.ndim or any(o < 0 or o + w > n for o, w, n in zip(offs, window, dst.shape)):
-            raise InterpError(f"tile.store window {list(offs)}+{list(window)} runs past tensor {list(dst.shape)}")
+            raise InterpError(
+                f"tile.store window {list(offs)}+{list(window)} runs past tensor {list(dst.shape)}"
+            )
         dst[tuple(slice(o, o + w) for o, w in zip(offs, window))] = region.reshape(window)
         return dst
 
@@ -258,9 +268,8 @@ class _Machine:
     def bind_dyn(self, ty: Any, value: Any) -> None:
         if isinstance(ty, TensorType | TileType) and isinstance(value, np.ndarray):
             for d, n in zip(ty.shape, value.shape):
-                if isinstance(d, DynDim):
-                    if self.dyn.setdefault(d.name, n) != n:
-                        raise InterpError(f"dynamic dimension {d.name} bound to both {self.dyn[d.name]} and {n}")
+                if isinstance(d, DynDim) and self.dyn.setdefault(d.name, n) != n:
+                    raise InterpError(f"dynamic dimension {d.name} bound to both {self.dyn[d.name]} and {n}")
 
     def block(self, stmts: Sequence[Stmt]) -> _Signal | None:
         for s in stmts:
@@ -383,7 +392,9 @@ def outputs_equal(a: dict[str, Any], b: dict[str, Any], rtol: float = 1e-5, atol
     return not output_differences(a, b, rtol, atol)
 
 
-def output_differences(a: dict[str, Any], b: dict[str, Any], rtol: float = 1e-5, atol: float = 1e-5) -> list[str]:
+def output_differences(
+    a: dict[str, Any], b: dict[str, Any], rtol: float = 1e-5, atol: float = 1e-5
+) -> list[str]:
     """Human-readable differences between two `run` results (exact for integers, tight for floats)."""
     diffs: list[str] = []
     if a.keys() != b.keys():

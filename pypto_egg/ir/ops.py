@@ -76,7 +76,9 @@ def deduce_type(op: str, args: Sequence[Expr], kwargs: Kwargs) -> Type:
         )
     unknown = set(kwargs) - d.kwargs
     if unknown:
-        raise TypeDeductionError(f"{op} does not accept keyword(s) {sorted(unknown)}; accepted: {sorted(d.kwargs)}")
+        raise TypeDeductionError(
+            f"{op} does not accept keyword(s) {sorted(unknown)}; accepted: {sorted(d.kwargs)}"
+        )
     return d.deduce(op, args, kwargs)
 
 
@@ -208,7 +210,9 @@ def _store(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
             f"{op}: {len(offsets)} offsets {fmt_shape(offsets)} for a rank-{dst.rank} tensor {fmt_shape(dst.shape)}"
         )
     if t.dtype != dst.dtype:
-        raise TypeDeductionError(f"{op}: tile dtype {t.dtype.label} differs from tensor dtype {dst.dtype.label}")
+        raise TypeDeductionError(
+            f"{op}: tile dtype {t.dtype.label} differs from tensor dtype {dst.dtype.label}"
+        )
     if len(args) > 3:
         tuple_elems(op, args[3], "shapes")
     return dst
@@ -324,7 +328,7 @@ def _transpose(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
     valid[a1], valid[a2] = valid[a2], valid[a1]
     if len(args) > 3:
         _tile(op, args, 3, "scratch")
-    return make_tile_type(shape, t.dtype, t.memory, TileView(valid_shape=tuple(valid)))
+    return make_tile_type(tuple(shape), t.dtype, t.memory, TileView(valid_shape=tuple(valid)))
 
 
 def _transpose_view(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
@@ -350,7 +354,11 @@ def _slice(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
             f"{op}: shape {fmt_shape(shape)} and offset {fmt_shape(offset)} must match the rank of {fmt_shape(t.shape)}"
         )
     valid = tuple_elems(op, args[3], "valid_shape") if len(args) > 3 else None
-    view = TileView(valid_shape=valid, blayout=t.view.blayout if t.view else None, slayout=t.view.slayout if t.view else None)
+    view = TileView(
+        valid_shape=valid,
+        blayout=t.view.blayout if t.view else None,
+        slayout=t.view.slayout if t.view else None,
+    )
     return make_tile_type(shape, t.dtype, t.memory, view)
 
 
@@ -454,14 +462,30 @@ def _tensor_create(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
 
 BINARY_OPS = ("tile.add", "tile.sub", "tile.mul", "tile.div", "tile.maximum", "tile.minimum")
 SCALAR_OPS = ("tile.adds", "tile.subs", "tile.muls", "tile.divs", "tile.maxs", "tile.mins")
-UNARY_OPS = ("tile.exp", "tile.neg", "tile.sqrt", "tile.abs", "tile.relu", "tile.log", "tile.recip", "tile.rsqrt")
+UNARY_OPS = (
+    "tile.exp",
+    "tile.neg",
+    "tile.sqrt",
+    "tile.abs",
+    "tile.relu",
+    "tile.log",
+    "tile.recip",
+    "tile.rsqrt",
+)
 ROW_REDUCE_OPS = ("tile.row_sum", "tile.row_max", "tile.row_min")
 SCALAR_FORM = dict(zip(BINARY_OPS, SCALAR_OPS))
 
-_register("tile.load", ("tensor", "offsets", "shapes", "valid_shape"), _load, 3,
-          ("target_memory", "transpose", "clamp"))
+_register(
+    "tile.load",
+    ("tensor", "offsets", "shapes", "valid_shape"),
+    _load,
+    3,
+    ("target_memory", "transpose", "clamp"),
+)
 _register("tile.store", ("tile", "offsets", "output_tensor", "shapes"), _store, 3, ("atomic",))
-_register("tile.create", ("shape",), _create, 1, ("dtype", "target_memory", "transpose", "flat_layout", "compact"))
+_register(
+    "tile.create", ("shape",), _create, 1, ("dtype", "target_memory", "transpose", "flat_layout", "compact")
+)
 _register("tile.full", ("shape", "value"), _create, 2, ("dtype",), kwarg_params=("value",))
 for _name in BINARY_OPS:
     _register(_name, ("lhs", "rhs"), _binary)

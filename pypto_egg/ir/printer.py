@@ -298,7 +298,12 @@ class _Printer:
     def for_stmt(self, s: ForStmt, d: int) -> None:
         n = self.n
         start, stop, step = (print_expr(x, n) for x in (s.start, s.stop, s.step))
-        if isinstance(s.start, ConstInt) and s.start.value == 0 and isinstance(s.step, ConstInt) and s.step.value == 1:
+        if (
+            isinstance(s.start, ConstInt)
+            and s.start.value == 0
+            and isinstance(s.step, ConstInt)
+            and s.step.value == 1
+        ):
             bounds = [stop]
         elif isinstance(s.step, ConstInt) and s.step.value == 1:
             bounds = [start, stop]

@@ -224,7 +224,11 @@ def canonical_view(shape: Shape, memory: MemorySpace | None, view: TileView | No
         return None
     blayout, slayout, fractal = implicit_layouts(shape, memory)
     valid = view.valid_shape
-    if valid is not None and len(valid) == len(shape) and all(exprs_equal(a, b) for a, b in zip(valid, shape)):
+    if (
+        valid is not None
+        and len(valid) == len(shape)
+        and all(exprs_equal(a, b) for a, b in zip(valid, shape))
+    ):
         valid = None
     canon = TileView(
         valid_shape=tuple(valid) if valid is not None else None,

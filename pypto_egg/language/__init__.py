@@ -1,12 +1,12 @@
 """The `pl` DSL: write tile programs as decorated Python classes, read back with `ast`.
 
-    import pypto_egg.language as pl
+import pypto_egg.language as pl
 
-    @pl.program
-    class Before:
-        @pl.function(type=pl.FunctionType.InCore)
-        def main(self, x: pl.Tensor[[2, 3, 4], pl.FP32], ...) -> ...:
-            ...
+@pl.program
+class Before:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, x: pl.Tensor[[2, 3, 4], pl.FP32], ...) -> ...:
+        ...
 """
 
 from __future__ import annotations
@@ -43,8 +43,38 @@ BOOL = DataType.BOOL
 Mem = MemorySpace
 
 __all__ = [
-    "BF16", "BOOL", "FP16", "FP32", "INDEX", "INT8", "INT16", "INT32", "INT64", "UINT8", "AtomicType", "CompactMode",
-    "DynamicDim", "FunctionType", "InOut", "Level", "Mem", "MemRef", "MemorySpace", "Out", "PadValue", "Role",
-    "Scalar", "Tensor", "TensorLayout", "TensorView", "Tile", "TileLayout", "TileView", "dynamic", "function",
-    "parse", "parse_file", "program",
+    "BF16",
+    "BOOL",
+    "FP16",
+    "FP32",
+    "INDEX",
+    "INT8",
+    "INT16",
+    "INT32",
+    "INT64",
+    "UINT8",
+    "AtomicType",
+    "CompactMode",
+    "DynamicDim",
+    "FunctionType",
+    "InOut",
+    "Level",
+    "Mem",
+    "MemRef",
+    "MemorySpace",
+    "Out",
+    "PadValue",
+    "Role",
+    "Scalar",
+    "Tensor",
+    "TensorLayout",
+    "TensorView",
+    "Tile",
+    "TileLayout",
+    "TileView",
+    "dynamic",
+    "function",
+    "parse",
+    "parse_file",
+    "program",
 ]

@@ -159,7 +159,9 @@ class _FunctionParser:
                     self.ctx.error(node, f"unknown {head} member '{member}'")
             if head in ("Level", "Role", "FunctionType") and member:
                 return member
-        self.ctx.error(node, f"expected a pl enum value such as pl.FP32 or pl.Mem.Vec, got '{ast.unparse(node)}'")
+        self.ctx.error(
+            node, f"expected a pl enum value such as pl.FP32 or pl.Mem.Vec, got '{ast.unparse(node)}'"
+        )
 
     def kwarg_value(self, node: ast.AST, key: str, env: dict[str, Var]) -> Any:
         if isinstance(node, ast.Constant):
@@ -290,7 +292,7 @@ class _FunctionParser:
         while n and slots[n - 1] is None:
             n -= 1
         if any(s is None for s in slots[:n]) or n < d.required:
-            missing = [p for p, s in zip(d.params, slots) if s is None][0]
+            missing = next(p for p, s in zip(d.params, slots) if s is None)
             self.ctx.error(node, f"{op} is missing operand '{missing}'")
         args = tuple(s for s in slots[:n] if s is not None)
         try:
@@ -330,7 +332,9 @@ class _FunctionParser:
                     else:
                         value = self.enum_value(extra)
                         if not isinstance(value, MemorySpace):
-                            self.ctx.error(extra, "expected a memory space (pl.Mem.X), a pl.TileView or a MemRef")
+                            self.ctx.error(
+                                extra, "expected a memory space (pl.Mem.X), a pl.TileView or a MemRef"
+                            )
                         memory = value
                 return make_tile_type(shape, dtype, memory, tview, memref)
         self.ctx.error(node, f"expected a type such as pl.Tile[[16, 16], pl.FP32], got '{ast.unparse(node)}'")
@@ -397,7 +401,9 @@ class _FunctionParser:
         return ann
 
     def _mismatch(self, node: ast.AST, ann: Type, ded: Type) -> NoReturn:
-        self.ctx.error(node, f"annotation {print_type(ann)} disagrees with the value's type {print_type(ded)}")
+        self.ctx.error(
+            node, f"annotation {print_type(ann)} disagrees with the value's type {print_type(ded)}"
+        )
 
     # ------------------------------------------------------------ statements
 
@@ -439,8 +445,8 @@ class _FunctionParser:
             return None  # docstring
         value_node = s.value if isinstance(s, ast.Assign | ast.AnnAssign | ast.Expr) else None
         if isinstance(value_node, ast.Call) and _pl_name(value_node.func) == "yield_":
-            values = tuple(self.expr(a, env) for a in value_node.args)
-            out.append(YieldStmt(values, span))
+            yielded = tuple(self.expr(a, env) for a in value_node.args)
+            out.append(YieldStmt(yielded, span))
             if isinstance(s, ast.Assign):
                 return self.target_names(s.targets[0])
             return []
@@ -547,7 +553,9 @@ class _FunctionParser:
 
     def for_stmt(self, s: ast.For, env: dict[str, Var]) -> Stmt:
         if not isinstance(s.iter, ast.Call):
-            self.ctx.error(s.iter, "expected pl.range(...), pl.parallel(...), pl.pipeline(...) or pl.while_(...)")
+            self.ctx.error(
+                s.iter, "expected pl.range(...), pl.parallel(...), pl.pipeline(...) or pl.while_(...)"
+            )
         kind_name = _pl_name(s.iter.func)
         if kind_name == "while_":
             return self.while_stmt(s, env)
@@ -558,7 +566,9 @@ class _FunctionParser:
         span = self.ctx.span(s)
         bounds = [self.expr(a, env) for a in s.iter.args]
         if not 1 <= len(bounds) <= 3:
-            self.ctx.error(s.iter, f"pl.{kind_name} takes 1 to 3 bounds (stop | start, stop | start, stop, step)")
+            self.ctx.error(
+                s.iter, f"pl.{kind_name} takes 1 to 3 bounds (stop | start, stop | start, stop, step)"
+            )
         start: Expr = ConstInt(0, DataType.INDEX, span)
         step: Expr = ConstInt(1, DataType.INDEX, span)
         if len(bounds) == 1:
@@ -581,7 +591,9 @@ class _FunctionParser:
         body_env = dict(env)
         if inits:
             if not (isinstance(s.target, ast.Tuple) and len(s.target.elts) == 2):
-                self.ctx.error(s.target, "a loop with init_values is written 'for i, (a, b) in pl.range(...)'")
+                self.ctx.error(
+                    s.target, "a loop with init_values is written 'for i, (a, b) in pl.range(...)'"
+                )
             loop_name = self.target_names(s.target.elts[0])[0]
             carried = self.target_names(s.target.elts[1])
             if len(carried) != len(inits):
@@ -672,7 +684,9 @@ def _decorator_options(fn: ast.FunctionDef, parser: _FunctionParser) -> dict[str
                 elif kw.arg in ("level", "role"):
                     options[kw.arg] = value
                 else:
-                    parser.ctx.error(kw, f"pl.function has no keyword '{kw.arg}' (accepted: type, level, role)")
+                    parser.ctx.error(
+                        kw, f"pl.function has no keyword '{kw.arg}' (accepted: type, level, role)"
+                    )
         return options
     return None
 
@@ -722,7 +736,9 @@ def parse(text: str, filename: str = "<pl>", program_name: str | None = None) ->
     if program_name is not None:
         classes = [c for c in classes if c.name == program_name]
     if not classes:
-        raise DSLError(f"{filename}:1:1: no @pl.program class" + (f" named {program_name!r}" if program_name else ""))
+        raise DSLError(
+            f"{filename}:1:1: no @pl.program class" + (f" named {program_name!r}" if program_name else "")
+        )
     return _parse_class(classes[0], ctx)
 
 
@@ -739,7 +755,9 @@ def program(cls: type) -> Program:
         lines, lnum = inspect.getsourcelines(cls)
         filename = inspect.getsourcefile(cls) or "<unknown>"
     except (OSError, TypeError):
-        raise DSLError(f"cannot read the source of class {cls.__name__}; use pl.parse(text) instead") from None
+        raise DSLError(
+            f"cannot read the source of class {cls.__name__}; use pl.parse(text) instead"
+        ) from None
     raw = "".join(lines)
     text = textwrap.dedent(raw)
     indent = len(raw.splitlines()[0]) - len(text.splitlines()[0])

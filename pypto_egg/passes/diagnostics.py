@@ -26,7 +26,9 @@ def where(var: str | None, span: Span | None) -> str:
     return f" [{', '.join(parts)}]" if parts else ""
 
 
-def dynamic_physical_dim(op: str, index: int, shape: Sequence[Expr], var: str | None, span: Span | None) -> PassError:
+def dynamic_physical_dim(
+    op: str, index: int, shape: Sequence[Expr], var: str | None, span: Span | None
+) -> PassError:
     """D-01."""
     return PassError(
         f"{PASS}: tile op '{op}' has a dynamic (non-constant) dimension {index} in its >2D tile shape "
@@ -80,7 +82,9 @@ def assemble_source_rank(rank: int, src: Sequence[Expr], var: str | None, span: 
     )
 
 
-def assemble_noncontiguous(src: Sequence[Expr], dst: Sequence[Expr], var: str | None, span: Span | None) -> PassError:
+def assemble_noncontiguous(
+    src: Sequence[Expr], dst: Sequence[Expr], var: str | None, span: Span | None
+) -> PassError:
     """D-07."""
     return PassError(
         f"{PASS}: tile.assemble writes a {fmt_shape(src)} region into a {fmt_shape(dst)} tile, which does not "
@@ -103,19 +107,19 @@ def store_failure(code: str, nums: Sequence[int], var: str | None, span: Span | 
     a, b, c, d, e = (list(nums) + [0] * 5)[:5]
     text = {
         "D-12": f"tile.store cannot lower a {a}x{b} tile into this tensor: its rows span several axes, so they "
-                f"must fill axis {c} (extent {d}) a whole number of times, but {e} rows remain. A flattened store "
-                f"writes consecutive row-major positions, and no partition window describes that here. Store one "
-                f"whole axis at a time (loop the outer axis with pl.range/pl.parallel), or reshape the destination "
-                f"so the tile's rows are a single axis",
+        f"must fill axis {c} (extent {d}) a whole number of times, but {e} rows remain. A flattened store "
+        f"writes consecutive row-major positions, and no partition window describes that here. Store one "
+        f"whole axis at a time (loop the outer axis with pl.range/pl.parallel), or reshape the destination "
+        f"so the tile's rows are a single axis",
         "D-13": f"tile.store fills axis {a} (extent {b}) completely, so it must start at offset 0; a non-zero "
-                f"offset there would make the written region a non-contiguous run that no partition window "
-                f"describes. Store from offset 0 on that axis, or loop over it and store one page at a time",
+        f"offset there would make the written region a non-contiguous run that no partition window "
+        f"describes. Store from offset 0 on that axis, or loop over it and store one page at a time",
         "D-14": f"tile.store writes {a} columns at offset {b} of an axis whose extent is {c}; the write runs past "
-                f"the tensor. Shrink the tile's columns or move the column offset",
+        f"the tensor. Shrink the tile's columns or move the column offset",
         "D-15": f"tile.store writes {a} rows at offset {b} of axis {c}, whose extent is {d}; the write runs past "
-                f"the tensor. Shrink the tile or move the offset on axis {c}",
+        f"the tensor. Shrink the tile or move the offset on axis {c}",
         "D-16": f"tile.store writes a {a}x{b} tile into a tensor whose leading axes hold only {c} rows; the write "
-                f"runs past the tensor. Store fewer rows, or into a larger tensor",
+        f"runs past the tensor. Store fewer rows, or into a larger tensor",
     }.get(code)
     return PassError(text + where(var, span)) if text else None
 
@@ -131,7 +135,9 @@ def transpose_batch_axis(a1: int, a2: int, rank: int, var: str | None, span: Spa
 
 def transpose_axis_range(axis: int, rank: int, var: str | None, span: Span | None) -> PassError:
     """D-21."""
-    return PassError(f"{PASS}: axis {axis} is out of range for rank {rank} in tile.transpose{where(var, span)}")
+    return PassError(
+        f"{PASS}: axis {axis} is out of range for rank {rank} in tile.transpose{where(var, span)}"
+    )
 
 
 def internal(message: str) -> InternalError:

@@ -73,7 +73,9 @@ def verify_tile_ops_2d(program: Program) -> None:
 VERIFIERS = {IRProperty.TileOps2D: verify_tile_ops_2d}
 
 
-def verify_properties(properties: set[IRProperty] | list[IRProperty], program: Program, pass_name: str = "") -> None:
+def verify_properties(
+    properties: set[IRProperty] | list[IRProperty], program: Program, pass_name: str = ""
+) -> None:
     """Run the verifier of each property that has one."""
     for prop in properties:
         check = VERIFIERS.get(prop)
