@@ -208,6 +208,8 @@ class _Machine:
         return window.reshape(self.ints(ty.shape))
 
     def store(self, c: Call) -> np.ndarray:
+        """Write the tile's valid region: into the partition box when one is given, else as a box of the
+        tile's rank, else (a tile of lower rank than the tensor) as consecutive row-major rows."""
         tile_t = type_of(c.args[0])
         assert isinstance(tile_t, TileType)
         data = self.value(c.args[0])
@@ -215,7 +217,15 @@ class _Machine:
         offs = self.ints(c.args[1])
         valid = self.valid_of(tile_t)
         region = data[tuple(slice(0, v) for v in valid)]
-        window = self.ints(c.args[3]) if len(c.args) > 3 else (1,) * (dst.ndim - len(valid)) + valid
+        if len(c.args) <= 3 and len(valid) < dst.ndim:
+            return self.store_rows(region.reshape(-1, valid[-1]) if valid else region, offs, dst)
+        if len(c.args) > 3:
+            window = self.ints(c.args[3])
+        elif len(valid) > dst.ndim:  # a tile of higher rank than its tensor: leading axes merge row-major
+            k = len(valid) - dst.ndim
+            window = (int(np.prod(valid[: k + 1])), *valid[k + 1 :])
+        else:
+            window = valid
         if int(np.prod(window)) != region.size:
             raise InterpError(
                 f"tile.store partition {list(window)} does not hold the {list(valid)} valid tile"
@@ -225,6 +235,20 @@ class _Machine:
                 f"tile.store window {list(offs)}+{list(window)} runs past tensor {list(dst.shape)}"
             )
         dst[tuple(slice(o, o + w) for o, w in zip(offs, window))] = region.reshape(window)
+        return dst
+
+    @staticmethod
+    def store_rows(rows: np.ndarray, offs: tuple[int, ...], dst: np.ndarray) -> np.ndarray:
+        flat = dst.reshape(-1, dst.shape[-1])
+        r0 = 0
+        for o, n in zip(offs[:-1], dst.shape[:-1]):
+            r0 = r0 * n + o
+        c0 = offs[-1]
+        if r0 + rows.shape[0] > flat.shape[0] or c0 + rows.shape[1] > flat.shape[1]:
+            raise InterpError(
+                f"tile.store of {rows.shape[0]}x{rows.shape[1]} rows at {list(offs)} runs past tensor {list(dst.shape)}"
+            )
+        flat[r0 : r0 + rows.shape[0], c0 : c0 + rows.shape[1]] = rows
         return dst
 
     @staticmethod
