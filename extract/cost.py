@@ -14,11 +14,21 @@ from .graph import ENode
 
 INF = math.inf
 
-HANDLES = {"Root", "DimOf", "DimsOf", "OpndsOf"}
+HANDLES = {"DimOf", "DimsOf", "OpndsOf"}
 HELPERS = {
-    "Rows", "RowsFrom", "LastDim", "Init", "Flat", "RowOff", "RowOffFrom", "Off2D", "Ones", "Rev", "RevAcc",
-    "TPages", "SWStart", "SWLoop", "TransposeND",
-}  # fmt: skip
+    "Rows",
+    "RowsFrom",
+    "LastDim",
+    "Init",
+    "Flat",
+    "RowOff",
+    "RowOffFrom",
+    "Off2D",
+    "Ones",
+    "Rev",
+    "RevAcc",
+    "TPages",
+}
 # Diagnostics the reference raises before others in the same statement.
 FAIL_PRIORITY = {"D-14": 1}
 

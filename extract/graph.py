@@ -11,7 +11,7 @@ import egglog.bindings as eb
 
 from .term import Prim
 
-PRIMITIVE_SORTS = {"i64", "f64", "String", "bool", "Unit", "BigInt", "BigRat", "Rational"}
+PRIMITIVE_SORTS = {"i64", "f64", "String", "bool", "Unit", "unit", "BigInt", "BigRat", "Rational"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +38,7 @@ class EGraphView:
     classes: dict[ClassId, list[ENode]] = field(default_factory=lambda: defaultdict(list))
     sorts: dict[ClassId, str] = field(default_factory=dict)
     tables: dict[str, list[tuple[tuple[Any, ...], Any]]] = field(default_factory=dict)
+    relations: dict[str, list[tuple[ClassId | Prim, ...]]] = field(default_factory=dict)
 
     @property
     def num_classes(self) -> int:
@@ -68,6 +69,11 @@ class EGraphView:
             return convert[sort](v)
 
         for name, fn in frozen.functions.items():
+            if fn.output_sort in ("Unit", "unit") or fn.output_sort.startswith("@"):  # a relation
+                view.relations[name] = [
+                    tuple(arg(s, v) for s, v in zip(fn.input_sorts, r.inputs)) for r in fn.rows
+                ]
+                continue
             if fn.output_sort in PRIMITIVE_SORTS:
                 if fn.output_sort in convert and all(
                     s in convert or s not in PRIMITIVE_SORTS for s in fn.input_sorts

@@ -13,7 +13,7 @@ import egglog.bindings as eb
 
 from ..backend import Backend, get_backend
 from ..errors import RuleError, ScheduleLimitError
-from ..extract import EGraphView, Extraction, Term, extract_roots
+from ..extract import ClassId, EGraphView, Extraction, Term, extract_roots
 from ..extract.cost import CostModel
 from ..ir.stmt import Program
 from .encode import Encoding, encode_function
@@ -178,18 +178,17 @@ class FlattenEGraph:
         return self._extraction
 
     def plans(self) -> dict[int, Term | None]:
-        """The chosen plan term of every encoded statement (None: no lowering exists)."""
+        """The cheapest plan the rules chose for each encoded statement (None: no plan lowers it)."""
         ex = self.extraction()
-        roots = self.view().index("Root")
-        out: dict[int, Term | None] = {}
-        for sid in range(len(self.encoding.statements)):
-            c = roots.get((sid,))
-            out[sid] = ex.term(c) if c is not None else None
-        return out
-
-    def root_classes(self) -> list[object]:
-        roots = self.view().index("Root")
-        return [roots[k] for k in sorted(roots, key=lambda a: a[0])]  # type: ignore[no-any-return]
+        candidates: dict[int, list[tuple[float, str, Term]]] = {}
+        for sid, cls in self.view().relations.get("Chose", []):
+            term = ex.term(cls) if isinstance(cls, ClassId) else None
+            if isinstance(sid, int) and term is not None:
+                candidates.setdefault(sid, []).append((ex.cost(cls), str(term), term))  # type: ignore[arg-type]
+        return {
+            sid: min(candidates[sid], key=lambda c: (c[0], c[1]))[2] if sid in candidates else None
+            for sid in range(len(self.encoding.statements))
+        }
 
     # ------------------------------------------------------------ visualisation
 

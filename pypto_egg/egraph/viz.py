@@ -19,14 +19,28 @@ from typing import TYPE_CHECKING, Any
 import egglog.bindings as eb
 
 from ..errors import UserError
+from ..extract.term import Prim, Term
 
 if TYPE_CHECKING:
     from .engine import FlattenEGraph
 
 
+def _term_expr(t: Term | Prim, span: Any) -> Any:
+    if isinstance(t, Term):
+        return eb.Call(span, t.op, [_term_expr(a, span) for a in t.args])
+    if isinstance(t, bool):
+        return eb.Lit(span, eb.Bool(t))
+    if isinstance(t, int):
+        return eb.Lit(span, eb.Int(t))
+    if isinstance(t, float):
+        return eb.Lit(span, eb.Float(t))
+    return eb.Lit(span, eb.String(str(t)))
+
+
 def _root_exprs(eg: FlattenEGraph) -> list[Any]:
+    """The plan chosen for each statement: the e-classes the page starts from."""
     span = eb.PanicSpan()
-    return [eb.Call(span, "Root", [eb.Lit(span, eb.Int(i))]) for i in range(len(eg.encoding.statements))]
+    return [_term_expr(t, span) for t in eg.plans().values() if t is not None]
 
 
 def prune(data: dict[str, Any], max_nodes: int | None) -> tuple[dict[str, Any], bool]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-import inspect
+import linecache
 import sys
 import textwrap
 from collections.abc import Callable
@@ -751,19 +751,27 @@ def program(cls: type) -> Program:
     """`@pl.program`: read the decorated class's source into a Program."""
     frame = sys._getframe(1)
     env = {**frame.f_globals, **frame.f_locals}
-    try:
-        lines, lnum = inspect.getsourcelines(cls)
-        filename = inspect.getsourcefile(cls) or "<unknown>"
-    except (OSError, TypeError):
+    filename = frame.f_code.co_filename
+    text = "".join(linecache.getlines(filename, frame.f_globals))
+    if not text:
+        raise DSLError(f"cannot read the source of class {cls.__name__}; use pl.parse(text) instead")
+    tree = ast.parse(text, filename)
+    candidates = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == cls.__name__]
+    if not candidates:
         raise DSLError(
-            f"cannot read the source of class {cls.__name__}; use pl.parse(text) instead"
-        ) from None
-    raw = "".join(lines)
-    text = textwrap.dedent(raw)
-    indent = len(raw.splitlines()[0]) - len(text.splitlines()[0])
-    tree = ast.parse(text)
-    node = next(n for n in tree.body if isinstance(n, ast.ClassDef))
-    return _parse_class(node, _Ctx(filename, lnum - 1, indent, env))
+            f"{filename}: cannot find the source of class {cls.__name__}; use pl.parse(text) instead"
+        )
+
+    def distance(n: ast.ClassDef) -> int:
+        first = min([n.lineno] + [d.lineno for d in n.decorator_list])
+        return (
+            0
+            if first <= frame.f_lineno <= n.lineno
+            else min(abs(first - frame.f_lineno), abs(n.lineno - frame.f_lineno))
+        )
+
+    node = min(candidates, key=distance)
+    return _parse_class(node, _Ctx(filename, 0, 0, env))
 
 
 Fn = Callable[..., Any]

@@ -1,0 +1,21 @@
+"""Shared fixtures and hypothesis profiles.
+
+`--hypothesis-profile=long` (or PYPTO_EGG_HYPOTHESIS=long) runs the generated-program tests at 10,000 examples.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "default", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+)
+settings.register_profile(
+    "long", max_examples=10_000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "quick", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("PYPTO_EGG_HYPOTHESIS", "default"))

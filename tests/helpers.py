@@ -1,0 +1,59 @@
+"""Helpers every pass test uses: run the pass, compare structurally, and check meaning with the interpreter."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pypto_egg.language as pl
+from pypto_egg import interp, ir, passes
+from pypto_egg.ir.stmt import Program
+
+
+def roundtrip(program: Program) -> Program:
+    """Print, parse back, and require structural equality."""
+    text = program.as_python()
+    again = pl.parse(text)
+    ir.assert_structural_equal(program, again)
+    return again
+
+
+def check_meaning(
+    before: Program,
+    after: Program,
+    seeds: tuple[int, ...] = (0, 1),
+    dyn: dict[str, int] | None = None,
+    scalars: dict[str, Any] | None = None,
+    functions: list[str] | None = None,
+) -> None:
+    """Every InCore function gives the same stored outputs before and after, on random inputs."""
+    names = functions or [f.name for f in before.functions if f.type.is_incore]
+    for name in names:
+        for seed in seeds:
+            inputs = interp.random_inputs(before.function(name), seed, dyn=dyn, scalars=scalars)
+            want = interp.run(before, name, inputs)
+            got = interp.run(after, name, inputs)
+            diffs = interp.output_differences(want, got)
+            assert not diffs, f"{name} (seed {seed}) changed meaning: {diffs}\n{after.as_python()}"
+
+
+def flatten(
+    before: Program,
+    expected: Program | None = None,
+    *,
+    backend: str | None = None,
+    verify: bool = True,
+    meaning: bool = True,
+    dyn: dict[str, int] | None = None,
+    scalars: dict[str, Any] | None = None,
+    seeds: tuple[int, ...] = (0, 1),
+) -> Program:
+    """Run the pass; check it did not mutate its input, matches `expected`, round-trips, and keeps meaning."""
+    text_before = before.as_python()
+    after = passes.flatten_tile_nd_to_2d(backend=backend, verify=verify)(before)
+    assert before.as_python() == text_before, "the pass mutated its input"
+    if expected is not None:
+        ir.assert_structural_equal(after, expected)
+    roundtrip(after)
+    if meaning:
+        check_meaning(before, after, seeds, dyn, scalars)
+    return after
