@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import linecache
 import sys
-import textwrap
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
