@@ -1,0 +1,184 @@
+"""tile.store (behaviours.md §E: B-051..B-057, D-12..D-16)."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import flatten
+
+import pypto_egg.language as pl
+from pypto_egg import passes
+from pypto_egg.errors import PassError
+
+D = pl.dynamic("D")
+
+
+def window_of(program) -> list[int]:
+    stores = [s.value for s in program.functions[0].body if getattr(s, "value", None) is not None
+              and getattr(s.value, "op", "") == "tile.store"]  # fmt: skip
+    return [d.value for d in stores[-1].args[3].elements]
+
+
+def store_program(tile_rows: int, cols: int, tensor: list[int], offsets: list[int]):
+    dims = ", ".join(map(str, tensor))
+    offs = ", ".join(map(str, offsets))
+    return pl.parse(f"""
+import pypto_egg.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, x: pl.Tensor[[{tile_rows}, {cols}], pl.FP32], out: pl.Out[pl.Tensor[[{dims}], pl.FP32]]) -> pl.Tensor[[{dims}], pl.FP32]:
+        t = pl.load(x, [0, 0], [{tile_rows}, {cols}])
+        out = pl.store(t, [{offs}], out)
+        return out
+""")
+
+
+def test_b055_store_into_2d_tensor_keeps_three_operands_b053_3d_gets_four():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def main(self, a: pl.Tensor[[2, 3, 4], pl.FP32], b: pl.Tensor[[32, 64], pl.FP32],
+                 out_0: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]], out_1: pl.Out[pl.Tensor[[32, 64], pl.FP32]]
+                 ) -> tuple[pl.Tensor[[2, 3, 4], pl.FP32], pl.Tensor[[32, 64], pl.FP32]]:  # fmt: skip
+            a_tile = pl.load(a, [0, 0, 0], [2, 3, 4])
+            b_tile = pl.load(b, [0, 0], [32, 64])
+            out_0 = pl.store(a_tile, [0, 0, 0], out_0)
+            out_1 = pl.store(b_tile, [0, 0], out_1)
+            return out_0, out_1
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def main(self, a: pl.Tensor[[2, 3, 4], pl.FP32], b: pl.Tensor[[32, 64], pl.FP32],
+                 out_0: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]], out_1: pl.Out[pl.Tensor[[32, 64], pl.FP32]]
+                 ) -> tuple[pl.Tensor[[2, 3, 4], pl.FP32], pl.Tensor[[32, 64], pl.FP32]]:  # fmt: skip
+            a_tile: pl.Tile[[6, 4], pl.FP32] = pl.tile.load(a, [0, 0, 0], [2, 3, 4], [2, 3, 4])
+            b_tile: pl.Tile[[32, 64], pl.FP32] = pl.tile.load(b, [0, 0], [32, 64], [32, 64])
+            out_0_1: pl.Tensor[[2, 3, 4], pl.FP32] = pl.tile.store(a_tile, [0, 0, 0], out_0, [2, 3, 4])
+            out_1_1: pl.Tensor[[32, 64], pl.FP32] = pl.tile.store(b_tile, [0, 0], out_1)
+            return out_0_1, out_1_1
+
+    flatten(Before, Expected)
+
+
+def test_b056_aligned_window_pads_leading_ones():
+    after = flatten(store_program(16, 32, [4, 16, 32], [2, 0, 0]))
+    assert window_of(after) == [1, 16, 32]
+
+
+def test_b056_rows_spread_over_whole_leading_axes():
+    after = flatten(store_program(6, 8, [2, 3, 8], [0, 0, 0]))
+    assert window_of(after) == [2, 3, 8]
+
+
+def test_b056_rows_within_one_axis_keep_the_aligned_window():
+    after = flatten(store_program(3, 8, [4, 3, 8], [1, 0, 0]))
+    assert window_of(after) == [1, 3, 8]
+
+
+def test_b056_partial_outer_axis_after_whole_inner_axes():
+    after = flatten(store_program(6, 8, [4, 3, 8], [2, 0, 0]))
+    assert window_of(after) == [2, 3, 8]
+
+
+def test_b056_four_d_tensor_window():
+    after = flatten(store_program(8, 4, [3, 2, 4, 4], [1, 0, 0, 0]))
+    assert window_of(after) == [1, 2, 4, 4]
+
+
+def test_b191_dynamic_innermost_tensor_dim_does_not_block_a_window():
+    src = """
+import pypto_egg.language as pl
+D = pl.dynamic("D")
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, x: pl.Tensor[[6, 8], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, D], pl.FP32]]) -> pl.Tensor[[2, 3, D], pl.FP32]:
+        t = pl.load(x, [0, 0], [6, 8])
+        out = pl.store(t, [0, 0, 0], out)
+        return out
+"""
+    after = flatten(pl.parse(src), dyn={"D": 8})
+    assert window_of(after) == [2, 3, 8]
+
+
+@pytest.mark.parametrize(
+    ("rows", "cols", "tensor", "offsets", "pattern"),
+    [
+        (
+            12,
+            8,
+            [2, 2, 4, 8],
+            [0, 0, 0, 0],
+            r"must fill axis 1 \(extent 2\) a whole number of times, but 3 rows remain",
+        ),
+        (6, 8, [4, 4, 8], [0, 2, 0], r"must fill axis 1 \(extent 4\) a whole number of times"),
+        (6, 8, [4, 3, 8], [0, 1, 0], r"fills axis 1 \(extent 3\) completely, so it must start at offset 0"),
+        (6, 8, [2, 3, 8], [0, 0, 4], r"writes 8 columns at offset 4 of an axis whose extent is 8"),
+        (6, 8, [4, 3, 8], [3, 0, 0], r"writes 2 rows at offset 3 of axis 0, whose extent is 4"),
+        (12, 8, [2, 3, 8], [0, 0, 0], r"6x8|12x8 tile into a tensor whose leading axes hold only 6 rows"),
+    ],
+    ids=["D-12-4d", "D-12-offset", "D-13", "D-14", "D-15", "D-16"],
+)
+def test_b056_store_window_rejections(rows, cols, tensor, offsets, pattern):
+    with pytest.raises(PassError, match=pattern) as info:
+        passes.flatten_tile_nd_to_2d()(store_program(rows, cols, tensor, offsets))
+    assert "tile.store" in str(info.value) and "variable 'out'" in str(info.value)
+
+
+def test_b053_window_uses_the_valid_dims_of_the_tile():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def main(
+            self, x: pl.Tensor[[1, 16, 512], pl.FP32], out: pl.Out[pl.Tensor[[1, 16, 512], pl.FP32]]
+        ) -> pl.Tensor[[1, 16, 512], pl.FP32]:
+            t = pl.load(x, [0, 0, 0], [1, 16, 512], valid_shape=[1, 10, 512])
+            out = pl.store(t, [0, 0, 0], out)
+            return out
+
+    assert window_of(flatten(Before)) == [1, 10, 512]
+
+
+def test_b054_store_kwargs_are_kept():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def main(
+            self, x: pl.Tensor[[2, 3, 4], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]]
+        ) -> pl.Tensor[[2, 3, 4], pl.FP32]:
+            t = pl.load(x, [0, 0, 0], [2, 3, 4])
+            out = pl.store(t, [0, 0, 0], out, atomic=pl.AtomicType.Add)
+            return out
+
+    after = flatten(Before, meaning=False)
+    assert "pl.tile.store(t, [0, 0, 0], out, [2, 3, 4], atomic=pl.AtomicType.Add)" in after.as_python()
+
+
+def test_b052_safety_net_reshapes_an_nd_tile_operand():
+    """A rank-3 tile parameter is never retyped (B-006), so its store gets `flat_tile` first."""
+
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def main(
+            self, t: pl.Tile[[2, 3, 4], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]]
+        ) -> pl.Tensor[[2, 3, 4], pl.FP32]:
+            out = pl.store(t, [0, 0, 0], out)
+            return out
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def main(
+            self, t: pl.Tile[[2, 3, 4], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]]
+        ) -> pl.Tensor[[2, 3, 4], pl.FP32]:
+            flat_tile: pl.Tile[[6, 4], pl.FP32] = pl.tile.reshape(t, [6, 4])
+            out_1: pl.Tensor[[2, 3, 4], pl.FP32] = pl.tile.store(flat_tile, [0, 0, 0], out, [2, 3, 4])
+            return out_1
+
+    after = flatten(Before, Expected, verify=False)
+    assert after.functions[0].body[0].var.name == "flat_tile"
+    assert after.functions[0].params == Before.functions[0].params
