@@ -50,7 +50,9 @@ def test_b024_for_iter_args_are_retyped_from_their_new_inits():
     @pl.program
     class Before:
         @pl.function(type=pl.FunctionType.InCore)
-        def main(self, x: pl.Tensor[[4, 2, 8], pl.FP32], out: pl.Out[pl.Tensor[[2, 8], pl.FP32]]) -> pl.Tensor[[2, 8], pl.FP32]:
+        def main(
+            self, x: pl.Tensor[[4, 2, 8], pl.FP32], out: pl.Out[pl.Tensor[[2, 8], pl.FP32]]
+        ) -> pl.Tensor[[2, 8], pl.FP32]:
             acc0 = pl.tile.full([1, 2, 8], dtype=pl.FP32, value=0.0)
             for i, (acc,) in pl.range(4, init_values=(acc0,)):
                 t = pl.load(x, [i, 0, 0], [1, 2, 8])
@@ -62,7 +64,9 @@ def test_b024_for_iter_args_are_retyped_from_their_new_inits():
     @pl.program
     class Expected:
         @pl.function(type=pl.FunctionType.InCore)
-        def main(self, x: pl.Tensor[[4, 2, 8], pl.FP32], out: pl.Out[pl.Tensor[[2, 8], pl.FP32]]) -> pl.Tensor[[2, 8], pl.FP32]:
+        def main(
+            self, x: pl.Tensor[[4, 2, 8], pl.FP32], out: pl.Out[pl.Tensor[[2, 8], pl.FP32]]
+        ) -> pl.Tensor[[2, 8], pl.FP32]:
             acc0: pl.Tile[[2, 8], pl.FP32] = pl.tile.full([2, 8], dtype=pl.FP32, value=0.0)
             for i, (acc,) in pl.range(4, init_values=(acc0,)):
                 t: pl.Tile[[2, 8], pl.FP32] = pl.tile.load(x, [i, 0, 0], [1, 2, 8], [1, 2, 8])
@@ -81,7 +85,9 @@ def test_b025_while_iter_args_and_scalar_carriers():
     @pl.program
     class Before:
         @pl.function(type=pl.FunctionType.InCore)
-        def main(self, x: pl.Tensor[[2, 3, 4], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]]) -> pl.Tensor[[2, 3, 4], pl.FP32]:
+        def main(
+            self, x: pl.Tensor[[2, 3, 4], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]]
+        ) -> pl.Tensor[[2, 3, 4], pl.FP32]:
             t = pl.load(x, [0, 0, 0], [2, 3, 4])
             for acc, count in pl.while_(init_values=(t, 0)):
                 pl.cond(count < 3)
@@ -101,7 +107,9 @@ def test_b022_scope_body_is_rewritten_with_the_same_context():
     @pl.program
     class Before:
         @pl.function(type=pl.FunctionType.InCore)
-        def main(self, x: pl.Tensor[[2, 3, 4], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]]) -> pl.Tensor[[2, 3, 4], pl.FP32]:
+        def main(
+            self, x: pl.Tensor[[2, 3, 4], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]]
+        ) -> pl.Tensor[[2, 3, 4], pl.FP32]:
             with pl.at(level=pl.Level.CORE_GROUP, name_hint="inner"):
                 t = pl.load(x, [0, 0, 0], [2, 3, 4])
             u = pl.tile.exp(t)
@@ -111,7 +119,9 @@ def test_b022_scope_body_is_rewritten_with_the_same_context():
     @pl.program
     class Expected:
         @pl.function(type=pl.FunctionType.InCore)
-        def main(self, x: pl.Tensor[[2, 3, 4], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]]) -> pl.Tensor[[2, 3, 4], pl.FP32]:
+        def main(
+            self, x: pl.Tensor[[2, 3, 4], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]]
+        ) -> pl.Tensor[[2, 3, 4], pl.FP32]:
             with pl.at(level=pl.Level.CORE_GROUP, name_hint="inner"):
                 t: pl.Tile[[6, 4], pl.FP32] = pl.tile.load(x, [0, 0, 0], [2, 3, 4], [2, 3, 4])
             u: pl.Tile[[6, 4], pl.FP32] = pl.tile.exp(t)
@@ -126,7 +136,9 @@ def test_b026_eval_statement_is_rewritten():
     @pl.program
     class Before:
         @pl.function(type=pl.FunctionType.InCore)
-        def main(self, x: pl.Tensor[[2, 3, 4], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]]) -> pl.Tensor[[2, 3, 4], pl.FP32]:
+        def main(
+            self, x: pl.Tensor[[2, 3, 4], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]]
+        ) -> pl.Tensor[[2, 3, 4], pl.FP32]:
             t = pl.load(x, [0, 0, 0], [2, 3, 4])
             pl.store(t, [0, 0, 0], out)
             return out
@@ -140,20 +152,26 @@ def test_b027_b005_calls_between_functions_and_independent_incore_functions():
     @pl.program
     class Before:
         @pl.function(type=pl.FunctionType.InCore)
-        def k1(self, x: pl.Tensor[[2, 3, 4], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]]) -> pl.Tensor[[2, 3, 4], pl.FP32]:
+        def k1(
+            self, x: pl.Tensor[[2, 3, 4], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]]
+        ) -> pl.Tensor[[2, 3, 4], pl.FP32]:
             t = pl.load(x, [0, 0, 0], [2, 3, 4])
             out = pl.store(t, [0, 0, 0], out)
             return out
 
         @pl.function(type=pl.FunctionType.AIV)
-        def k2(self, x: pl.Tensor[[2, 2, 2, 8], pl.FP32], out: pl.Out[pl.Tensor[[2, 2, 2, 8], pl.FP32]]) -> pl.Tensor[[2, 2, 2, 8], pl.FP32]:
+        def k2(
+            self, x: pl.Tensor[[2, 2, 2, 8], pl.FP32], out: pl.Out[pl.Tensor[[2, 2, 2, 8], pl.FP32]]
+        ) -> pl.Tensor[[2, 2, 2, 8], pl.FP32]:
             t = pl.load(x, [0, 0, 0, 0], [2, 2, 2, 8])
             u = pl.tile.exp(t)
             out = pl.store(u, [0, 0, 0, 0], out)
             return out
 
         @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, x: pl.Tensor[[2, 3, 4], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]]) -> pl.Tensor[[2, 3, 4], pl.FP32]:
+        def main(
+            self, x: pl.Tensor[[2, 3, 4], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]]
+        ) -> pl.Tensor[[2, 3, 4], pl.FP32]:
             r = self.k1(x, out)
             return r
 
@@ -195,7 +213,9 @@ def test_b020_nested_loops_and_ifs_thread_flattened_values():
     @pl.program
     class Before:
         @pl.function(type=pl.FunctionType.InCore)
-        def main(self, x: pl.Tensor[[4, 2, 8], pl.FP32], out: pl.Out[pl.Tensor[[4, 2, 8], pl.FP32]]) -> pl.Tensor[[4, 2, 8], pl.FP32]:
+        def main(
+            self, x: pl.Tensor[[4, 2, 8], pl.FP32], out: pl.Out[pl.Tensor[[4, 2, 8], pl.FP32]]
+        ) -> pl.Tensor[[4, 2, 8], pl.FP32]:
             for i, (o,) in pl.range(0, 4, 1, init_values=(out,)):
                 t = pl.load(x, [i, 0, 0], [1, 2, 8])
                 if i > 1:
