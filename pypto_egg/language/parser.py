@@ -561,7 +561,8 @@ class _FunctionParser:
         kinds = {"range": LoopKind.range, "parallel": LoopKind.parallel, "unroll": LoopKind.unroll,
                  "pipeline": LoopKind.pipeline}  # fmt: skip
         if kind_name not in kinds:
-            self.ctx.error(s.iter, f"unsupported loop 'pl.{kind_name}'")
+            self.ctx.error(s.iter, f"unsupported loop '{ast.unparse(s.iter)}' (expected pl.range, pl.parallel, "
+                                   f"pl.unroll, pl.pipeline or pl.while_)")  # fmt: skip
         span = self.ctx.span(s)
         bounds = [self.expr(a, env) for a in s.iter.args]
         if not 1 <= len(bounds) <= 3:
