@@ -1,0 +1,114 @@
+"""The rule files: their self-checks, loading errors, user files and the schedule (issue: the egglog engine)."""
+
+from __future__ import annotations
+
+import egglog.bindings as eb
+import pytest
+
+import pypto_egg.language as pl
+from pypto_egg import passes
+from pypto_egg.egraph import FlattenEGraph, Limits, parse_schedule, rules_dir, shipped_rule_files
+from pypto_egg.egraph.rules import SELF_CHECKS, load_rule_file, run_text
+from pypto_egg.errors import RuleError, ScheduleLimitError
+
+SEED = """
+import pypto_egg.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, x: pl.Tensor[[2, 3, 4], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]]) -> pl.Tensor[[2, 3, 4], pl.FP32]:
+        t = pl.load(x, [0, 0, 0], [2, 3, 4])
+        u = pl.tile.muls(t, 1.0)
+        out = pl.store(u, [0, 0, 0], out)
+        return out
+"""
+
+CHECKED = sorted(p.name for p in rules_dir().glob("*.egg") if SELF_CHECKS in p.read_text())
+
+
+def test_every_concern_has_its_own_file_and_rules_carry_comments():
+    names = {p.name for p in rules_dir().glob("*.egg")}
+    assert {"arith.egg", "shape.egg", "offsets.egg", "contiguity.egg", "load.egg", "store.egg", "alloc.egg",
+            "assemble.egg", "reshape.egg", "transpose.egg", "generic.egg", "schedule.egg"} <= names  # fmt: skip
+    for path in rules_dir().glob("*.egg"):
+        lines = path.read_text().partition(SELF_CHECKS)[0].splitlines()
+        for i, line in enumerate(lines):
+            if line.startswith(("(rule ", "(rewrite ")):
+                # a rule sits under a comment, or in a block of rules that one comment introduces
+                j = i - 1
+                while j >= 0 and (
+                    lines[j].startswith(("(rule ", "(rewrite ", " ")) and not lines[j].startswith(";;")
+                ):
+                    j -= 1
+                assert j >= 0 and lines[j].strip().startswith(";;"), f"{path.name}:{i + 1} has no comment"
+
+
+@pytest.mark.parametrize("name", CHECKED)
+def test_rule_file_self_checks(name):
+    """Each file's checks run on a fresh e-graph with every shipped rule loaded."""
+    assert len(CHECKED) >= 6
+    eg = eb.EGraph()
+    for rf in shipped_rule_files():
+        load_rule_file(eg, rf)
+    checks = (rules_dir() / name).read_text().partition(SELF_CHECKS)[2]
+    run_text(eg, checks, name)
+
+
+def test_schedule_is_read_from_the_rules_folder():
+    stages = parse_schedule((rules_dir() / "schedule.egg").read_text())
+    assert stages[0].rulesets == ["build"]
+    assert "store" in stages[-1].rulesets and "" in stages[-1].rulesets
+
+
+def test_malformed_rule_file_names_file_line_and_egglog_message(tmp_path):
+    bad = tmp_path / "bad.egg"
+    bad.write_text(";; a comment\n\n(rule ((Nope x)) ((Chose 0 (Keep))))\n")
+    with pytest.raises(RuleError) as info:
+        FlattenEGraph(pl.parse(SEED), "main", extra_rules=[bad])
+    text = str(info.value)
+    assert text.startswith(f"{bad}:3:") and "Unbound function Nope" in text
+
+
+def test_syntax_error_in_rule_file(tmp_path):
+    bad = tmp_path / "syntax.egg"
+    bad.write_text("(rule ((Keep)) \n")
+    with pytest.raises(RuleError, match=r"syntax.egg:\d+:\d+: egglog rejected the rules"):
+        FlattenEGraph(pl.parse(SEED), "main", extra_rules=[bad])
+
+
+def test_missing_include_is_an_error_not_a_panic(tmp_path):
+    entry = tmp_path / "entry.egg"
+    entry.write_text('(include "missing.egg")\n')
+    with pytest.raises(RuleError, match=r"missing.egg does not exist \(included from .*entry.egg\)"):
+        FlattenEGraph(pl.parse(SEED), "main", extra_rules=[entry])
+
+
+def test_includes_resolve_relative_to_the_including_file(tmp_path):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "inner.egg").write_text(
+        ";; muls by one forwards its operand\n"
+        '(rule ((GenericReq s "tile.muls" (OCons (OVar x) (OCons (OFloat 1.0) (ONil))) sh)) ((Chose s (Forward x))))\n'
+    )
+    (tmp_path / "outer.egg").write_text('(include "sub/inner.egg")\n')
+    out = passes.flatten_tile_nd_to_2d(extra_rules=[tmp_path / "outer.egg"])(pl.parse(SEED))
+    assert [s.value.op for s in out.functions[0].body[:-1]] == ["tile.load", "tile.store"]
+
+
+def test_a_rule_that_never_saturates_hits_the_iteration_limit(tmp_path):
+    runaway = tmp_path / "runaway.egg"
+    runaway.write_text(";; grows forever\n(rule ((= d (DC a)) (< a 1000000)) ((DC (+ a 1))))\n")
+    eg = FlattenEGraph(pl.parse(SEED), "main", extra_rules=[runaway], limits=Limits(max_iterations=25))
+    with pytest.raises(ScheduleLimitError, match=r"iteration limit \(25\)"):
+        eg.saturate()
+
+
+def test_a_runaway_rule_hits_the_enode_limit(tmp_path):
+    runaway = tmp_path / "runaway.egg"
+    runaway.write_text(
+        ";; grows forever\n(rule ((= d (DC a)) (< a 1000000)) ((DC (+ a 1)) (DC (+ a 100000))))\n"
+    )
+    eg = FlattenEGraph(pl.parse(SEED), "main", extra_rules=[runaway], limits=Limits(max_enodes=300))
+    with pytest.raises(ScheduleLimitError, match=r"e-node limit \(300"):
+        eg.saturate()
