@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from corpus import wrap
 
 import pypto_egg.language as pl
 from pypto_egg.errors import DSLError
+
+from corpus import wrap
 
 
 @pytest.mark.parametrize(

@@ -77,10 +77,10 @@ def test_cycles_do_not_hang_the_extractor():
 
 
 def test_explain_lists_a_plan_per_statement(capsys):
-    from pypto_egg.cli import main
-
     import tempfile
     from pathlib import Path
+
+    from pypto_egg.cli import main
 
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "prog.py"

@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from corpus import PROGRAMS
 
 import pypto_egg.language as pl
 from pypto_egg import ir
+
+from corpus import PROGRAMS
 
 
 def parse(name: str, **subs: str):

@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from helpers import flatten
 
 import pypto_egg.language as pl
 from pypto_egg import ir, passes
 from pypto_egg.errors import PassError
+
+from helpers import flatten
 
 
 def test_b060_create_and_full_are_recreated_flat():

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from helpers import flatten
-
 import pypto_egg.language as pl
 from pypto_egg import ir
 from pypto_egg.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, WhileStmt
+
+from helpers import flatten
 
 
 def test_b023_if_return_vars_are_retyped_from_the_then_yield():

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from helpers import flatten
-
 import pypto_egg.language as pl
+
+from helpers import flatten
 
 S = pl.dynamic("S")
 

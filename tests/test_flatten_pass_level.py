@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from helpers import flatten
 
 import pypto_egg.language as pl
 from pypto_egg import passes
 from pypto_egg.errors import InternalError, PassError
 from pypto_egg.passes import IRProperty
+
+from helpers import flatten
 
 S = pl.dynamic("S")
 

@@ -6,10 +6,11 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from helpers import check_meaning, flatten
 
 import pypto_egg.language as pl
 from pypto_egg import ir, passes
+
+from helpers import check_meaning, flatten
 
 ROOT = Path(__file__).resolve().parents[1]
 

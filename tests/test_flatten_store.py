@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from helpers import flatten
 
 import pypto_egg.language as pl
 from pypto_egg import passes
 from pypto_egg.errors import PassError
+
+from helpers import flatten
 
 D = pl.dynamic("D")
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from helpers import flatten
 
 import pypto_egg.language as pl
 from pypto_egg import ir, passes
 from pypto_egg.errors import DSLError, PassError
+
+from helpers import flatten
 
 
 def test_b102_2d_transpose_gets_a_scratch_of_the_source_shape():

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from corpus import PROGRAMS, wrap
 
 import pypto_egg.language as pl
 from pypto_egg import interp
+
+from corpus import PROGRAMS, wrap
 
 RNG = np.random.default_rng(7)
 X = RNG.uniform(-2, 2, size=(2, 3, 4)).astype(np.float32)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from corpus import PROGRAMS
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_flatten_hypothesis import programs as generated_programs
 
 import pypto_egg.language as pl
 from pypto_egg import ir
+
+from corpus import PROGRAMS
+from test_flatten_hypothesis import programs as generated_programs
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
