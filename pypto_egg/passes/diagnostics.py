@@ -118,6 +118,8 @@ def store_failure(code: str, nums: Sequence[int], var: str | None, span: Span | 
         f"the tensor. Shrink the tile's columns or move the column offset",
         "D-15": f"tile.store writes {a} rows at offset {b} of axis {c}, whose extent is {d}; the write runs past "
         f"the tensor. Shrink the tile or move the offset on axis {c}",
+        "STORE-RANK": f"tile.store writes a rank-{a} tile into a rank-{b} tensor; the tile's rank must be at most "
+        f"the tensor's. Reshape the tile to the tensor's rank (pl.tile.reshape) before storing it",
         "D-16": f"tile.store writes a {a}x{b} tile into a tensor whose leading axes hold only {c} rows; the write "
         f"runs past the tensor. Store fewer rows, or into a larger tensor",
     }.get(code)
