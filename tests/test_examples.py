@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import flatten
 
 from pypto_egg.ir.stmt import Program
+
+from helpers import flatten
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.py"))
 
