@@ -217,3 +217,12 @@ def test_backend_capacities_are_asserted_as_facts():
     assert not eg.view().relations.get("Capacity")
     with pytest.raises(ValueError, match="unknown backend 'Ascend310'"):
         passes.flatten_tile_nd_to_2d(backend="Ascend310")
+
+
+def test_batched_matmul_over_nd_tiles_is_refused_with_a_remedy():
+    from corpus import PROGRAMS
+
+    with pytest.raises(
+        PassError, match=r"tile.batch_matmul over N-D tiles \(\[2, 16, 32\] x \[2, 32, 16\]\).*pl.matmul"
+    ):
+        passes.flatten_tile_nd_to_2d()(pl.parse(PROGRAMS["batch_matmul"]))

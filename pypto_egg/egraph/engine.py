@@ -180,15 +180,21 @@ class FlattenEGraph:
     def plans(self) -> dict[int, Term | None]:
         """The cheapest plan the rules chose for each encoded statement (None: no plan lowers it)."""
         ex = self.extraction()
-        candidates: dict[int, list[tuple[float, str, Term]]] = {}
+        candidates: dict[int, list[tuple[float, Term]]] = {}
         for sid, cls in self.view().relations.get("Chose", []):
             term = ex.term(cls) if isinstance(cls, ClassId) else None
             if isinstance(sid, int) and term is not None:
-                candidates.setdefault(sid, []).append((ex.cost(cls), str(term), term))  # type: ignore[arg-type]
-        return {
-            sid: min(candidates[sid], key=lambda c: (c[0], c[1]))[2] if sid in candidates else None
-            for sid in range(len(self.encoding.statements))
-        }
+                candidates.setdefault(sid, []).append((ex.cost(cls), term))  # type: ignore[arg-type]
+        out: dict[int, Term | None] = {}
+        for sid in range(len(self.encoding.statements)):
+            options = candidates.get(sid)
+            if not options:
+                out[sid] = None
+            elif len(options) == 1:
+                out[sid] = options[0][1]
+            else:  # ties break on the printed term, so the choice never depends on table order
+                out[sid] = min(options, key=lambda c: (c[0], str(c[1])))[1]
+        return out
 
     # ------------------------------------------------------------ visualisation
 

@@ -126,6 +126,18 @@ def store_failure(code: str, nums: Sequence[int], var: str | None, span: Span | 
     return PassError(text + where(var, span)) if text else None
 
 
+def batched_matmul_not_lowered(
+    op: str, shapes: Sequence[Sequence[Expr]], var: str | None, span: Span | None
+) -> PassError:
+    """tile.batch_matmul[_acc] over N-D tiles: the per-batch unrolling is not part of this pass's rules yet."""
+    operands = " x ".join(fmt_shape(s) for s in shapes)
+    return PassError(
+        f"{PASS}: {op} over N-D tiles ({operands}) is not lowered by this version of the pass. Write the batch "
+        f"loop in the kernel: load or slice one 2-D page per batch and use pl.matmul / pl.matmul_acc on it."
+        f"{where(var, span)}"
+    )
+
+
 def transpose_batch_axis(a1: int, a2: int, rank: int, var: str | None, span: Span | None) -> PassError:
     """D-20."""
     return PassError(
