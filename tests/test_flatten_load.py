@@ -293,3 +293,22 @@ def test_b040_attrs_and_kwargs_survive_the_rewrite():
     assert dict(load.attrs) == {"__compiler_tensor_to_tile_mat_bridge": True}
     assert load.kwarg("target_memory") is pl.Mem.Mat
     assert [d.value for d in load.args[1].elements] == [0, 0]
+
+
+def test_b042_natural_mat_load_of_a_non_contiguous_window_is_an_internal_error():
+    from pypto_egg import passes
+    from pypto_egg.errors import InternalError
+
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def main(self, x: pl.Tensor[[2, 4, 8], pl.FP16]) -> pl.Tensor[[2, 4, 8], pl.FP16]:
+            t = pl.tile.load(x, [0, 0, 0], [2, 2, 8], target_memory=pl.Mem.Mat)
+            return x
+
+    import pytest
+
+    with pytest.raises(
+        InternalError, match="valid sub-box of the leading dims to be contiguous in row-major order"
+    ):
+        passes.flatten_tile_nd_to_2d()(Before)

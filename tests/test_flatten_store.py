@@ -183,3 +183,55 @@ def test_b052_safety_net_reshapes_an_nd_tile_operand():
     after = flatten(Before, Expected, verify=False)
     assert after.functions[0].body[0].var.name == "flat_tile"
     assert after.functions[0].params == Before.functions[0].params
+
+
+def test_d02_a_window_walk_over_a_dynamic_axis_names_the_remedy():
+    src = """
+import pypto_egg.language as pl
+S = pl.dynamic("S")
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, x: pl.Tensor[[12, 8], pl.FP32], out: pl.Out[pl.Tensor[[S, 3, 8], pl.FP32]]) -> pl.Tensor[[S, 3, 8], pl.FP32]:
+        t = pl.load(x, [0, 0], [12, 8])
+        out = pl.store(t, [0, 0, 0], out)
+        return out
+"""
+    with pytest.raises(
+        PassError,
+        match=r"dynamic \(non-constant\) dimension in tile.store partition window.*pl.range/pl.parallel",
+    ):
+        passes.flatten_tile_nd_to_2d()(pl.parse(src))
+
+
+def test_d02_dynamic_tile_rows_cannot_be_spread_over_axes():
+    src = """
+import pypto_egg.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, x: pl.Tensor[[12, 16], pl.FP32], n: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[2, 3, 8], pl.FP32]]) -> pl.Tensor[[2, 3, 8], pl.FP32]:
+        t = pl.load(x, [0, 0], [12, 16], valid_shape=[n, 16])
+        out = pl.store(t, [0, 0, 0], out)
+        return out
+"""
+    with pytest.raises(PassError, match=r"dynamic \(non-constant\) dimension in tile.store tile operand"):
+        passes.flatten_tile_nd_to_2d()(pl.parse(src))
+
+
+def test_a_tile_of_higher_rank_than_its_tensor_is_refused():
+    src = """
+import pypto_egg.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, x: pl.Tensor[[2, 2, 4, 8], pl.FP32], out: pl.Out[pl.Tensor[[2, 4, 8], pl.FP32]]) -> pl.Tensor[[2, 4, 8], pl.FP32]:
+        t = pl.load(x, [0, 0, 0, 0], [1, 2, 4, 8])
+        out = pl.store(t, [0, 0, 0], out)
+        return out
+"""
+    with pytest.raises(PassError, match=r"rank-4 tile into a rank-3 tensor.*pl.tile.reshape"):
+        passes.flatten_tile_nd_to_2d()(pl.parse(src))

@@ -50,6 +50,14 @@ def dynamic_dim(context: str, var: str | None, span: Span | None) -> PassError:
     )
 
 
+def non_positive_dim(index: int, context: str, value: int, var: str | None, span: Span | None) -> PassError:
+    """D-02a."""
+    return PassError(
+        f"{PASS}: tile dimension {index} must be positive in {context}, got {value}; a tile of zero or negative "
+        f"extent cannot be flattened (give the tile a positive static shape){where(var, span)}"
+    )
+
+
 def unsupported_on_nd(op: str, shape: Sequence[Expr], var: str | None, span: Span | None) -> PassError:
     """D-03."""
     return PassError(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..egraph.encode import walk_calls
 from ..ir.expr import MakeTuple, static_int, type_of
+from ..ir.ops import fmt_shape
 from ..ir.stmt import AssignStmt, Function
 from ..ir.types import TileType
 from . import diagnostics as diag
@@ -27,8 +28,13 @@ def check_preconditions(fn: Function) -> None:
         for t in [*(type_of(a) for a in call.args), result]:
             if isinstance(t, TileType) and t.rank > 2:
                 for i, d in enumerate(t.shape):
-                    if static_int(d) is None:
+                    value = static_int(d)
+                    if value is None:
                         raise diag.dynamic_physical_dim(call.op, i, t.shape, var, span)
+                    if value <= 0:
+                        raise diag.non_positive_dim(
+                            i, f"{call.op} tile {fmt_shape(t.shape)}", value, var, span
+                        )
         if not call.args:
             continue
         arg0 = type_of(call.args[0])
