@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -28,37 +30,39 @@ def count_when_ready(page: Path, selector: str, timeout_s: float = 90.0) -> int:
 
     exe = chromium()
     assert exe is not None
-    with tempfile.TemporaryDirectory() as profile:
-        proc = subprocess.Popen(
-            [exe, *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0", page.resolve().as_uri()],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        try:
-            port_file = Path(profile) / "DevToolsActivePort"
-            deadline = time.monotonic() + timeout_s
-            while not port_file.exists() and time.monotonic() < deadline:
-                time.sleep(0.1)
-            port = port_file.read_text().split()[0]
-            targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json"))
-            url = next(t["webSocketDebuggerUrl"] for t in targets if t["type"] == "page")
-            ws = websocket.create_connection(url, timeout=30)
-            n, msg_id = 0, 0
-            while time.monotonic() < deadline:
-                msg_id += 1
-                ws.send(json.dumps({"id": msg_id, "method": "Runtime.evaluate",
-                                    "params": {"expression": f"document.querySelectorAll({selector!r}).length"}}))  # fmt: skip
-                reply: dict[str, Any] = {}
-                while reply.get("id") != msg_id:
-                    reply = json.loads(ws.recv())
-                n = int(reply.get("result", {}).get("result", {}).get("value", 0) or 0)
-                if n:
-                    break
-                time.sleep(0.5)
-            ws.close()
-            return n
-        finally:
-            proc.kill()
-            proc.wait()
+    profile = tempfile.mkdtemp(prefix="pypto-egg-chromium-")
+    proc = subprocess.Popen(
+        [exe, *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0", page.resolve().as_uri()],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    try:
+        port_file = Path(profile) / "DevToolsActivePort"
+        deadline = time.monotonic() + timeout_s
+        while not port_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        port = port_file.read_text().split()[0]
+        targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json"))
+        url = next(t["webSocketDebuggerUrl"] for t in targets if t["type"] == "page")
+        ws = websocket.create_connection(url, timeout=30)
+        n, msg_id = 0, 0
+        while time.monotonic() < deadline:
+            msg_id += 1
+            ws.send(json.dumps({"id": msg_id, "method": "Runtime.evaluate",
+                                "params": {"expression": f"document.querySelectorAll({selector!r}).length"}}))  # fmt: skip
+            reply: dict[str, Any] = {}
+            while reply.get("id") != msg_id:
+                reply = json.loads(ws.recv())
+            n = int(reply.get("result", {}).get("result", {}).get("value", 0) or 0)
+            if n:
+                break
+            time.sleep(0.5)
+        ws.close()
+        return n
+    finally:  # the browser's helper processes share its session: stop them all, then drop the profile
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        shutil.rmtree(profile, ignore_errors=True)
 
 
 def must_run_browser_tests() -> bool:
