@@ -193,6 +193,14 @@ PROGRAMS: dict[str, str] = {
         "x: pl.Tensor[[2, 16, 128], pl.FP16, pl.TensorView(stride=[2048, 128, 1], layout=pl.TensorLayout.ND, valid_shape=[1, 16, 128])]",
         "pl.Tensor[[2, 16, 128], pl.FP16]",
     ),
+    "tensor_view_dn": wrap(
+        "t = pl.tile.load(w, [0, 0, 0], [1, 64, 32], target_memory=pl.Mem.Mat)\nreturn w",
+        "w: pl.Tensor[[1, 64, 32], pl.BF16, pl.TensorView(stride=[], layout=pl.TensorLayout.DN)]",
+        "pl.Tensor[[1, 64, 32], pl.BF16]",
+    ),
+    "memref_name": wrap(
+        "t: pl.Tile[[2, 3, 4], pl.FP32, ping, pl.Mem.Vec] = pl.load(x, [0, 0, 0], [2, 3, 4], target_memory=pl.Mem.Vec)\nreturn out"
+    ),
     "memref": wrap(
         "t: pl.Tile[[2, 3, 4], pl.FP32, pl.MemRef('ping'), pl.Mem.Vec] = pl.load(x, [0, 0, 0], [2, 3, 4], target_memory=pl.Mem.Vec)\nreturn out"
     ),

@@ -37,3 +37,13 @@ def test_example_flattens_and_keeps_meaning(path):
     before = programs[0]
     after = flatten(before, dyn=inputs.get("dyn"), scalars=inputs.get("scalars"))
     assert after is not before
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_flattening_twice_changes_nothing_more(path):
+    from pypto_egg import ir, passes
+
+    before = next(v for v in vars(load(path)).values() if isinstance(v, Program))
+    once = passes.flatten_tile_nd_to_2d()(before)
+    twice = passes.flatten_tile_nd_to_2d()(once)
+    ir.assert_structural_equal(once, twice)

@@ -51,7 +51,8 @@ def programs(draw: st.DrawFn) -> tuple[ir.Program, int]:
     steps = draw(st.integers(2, 9))
     for _ in range(steps):
         kind = draw(st.sampled_from(
-            ["unary", "binary", "scalar", "cast", "full", "assemble", "reshape", "transpose", "reduce", "loop", "if"]
+            ["unary", "binary", "scalar", "cast", "full", "assemble", "reshape", "transpose", "reduce", "loop", "if",
+             "partial", "rows"]
         ))  # fmt: skip
         a = draw(st.sampled_from(pool))
         v = fresh()
@@ -88,6 +89,26 @@ def programs(draw: st.DrawFn) -> tuple[ir.Program, int]:
             op = draw(st.sampled_from(["pl.tile.row_sum", "pl.tile.row_max", "pl.tile.row_min"]))
             lines.append(f"{v}_s = {op}({a})")
             side_store(f"{v}_s", [*shape[:-1], 1])
+            continue
+        elif kind == "partial":
+            # a dynamic valid extent on the first non-unit axis (leading axes 1): the tail survives the merge
+            window = [1] * (rank - 2) + shape[-2:]
+            valid = [1] * (rank - 2) + ["pl.min(k + 1, " + str(shape[-2]) + ")", str(shape[-1])]
+            side_store_valid = f"{v}_p"
+            lines.append(
+                f"{v}_p = pl.load(x, {fmt(zeros)}, {fmt(window)}, valid_shape=[{', '.join(map(str, valid))}])"
+            )
+            lines.append(f"{v}_e = pl.tile.exp({side_store_valid})")
+            side_store(f"{v}_e", [*([1] * (rank - 2)), shape[-2], shape[-1]])
+            continue
+        elif kind == "rows":
+            # a 2-D tile whose rows span the tensor's leading axes: the store window walks outward
+            rows = 1
+            for d in shape[:-1]:
+                rows *= d
+            lines.append(f"{v}_w = pl.tile.reshape({a}, {fmt([rows, shape[-1]])})")
+            lines.append(f"{v}_x = pl.tile.muls({v}_w, 1.5)")
+            side_store(f"{v}_x", shape)
             continue
         elif kind == "loop":
             b = draw(st.sampled_from(pool))

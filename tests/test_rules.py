@@ -112,3 +112,11 @@ def test_a_runaway_rule_hits_the_enode_limit(tmp_path):
     eg = FlattenEGraph(pl.parse(SEED), "main", extra_rules=[runaway], limits=Limits(max_enodes=300))
     with pytest.raises(ScheduleLimitError, match=r"e-node limit \(300"):
         eg.saturate()
+
+
+def test_a_runaway_rule_hits_the_time_limit(tmp_path):
+    runaway = tmp_path / "runaway.egg"
+    runaway.write_text(";; grows forever\n(rule ((= d (DC a)) (< a 100000000)) ((DC (+ a 1))))\n")
+    eg = FlattenEGraph(pl.parse(SEED), "main", extra_rules=[runaway], limits=Limits(timeout_s=0.2))
+    with pytest.raises(ScheduleLimitError, match=r"time limit \(0.2 s\)"):
+        eg.saturate()
