@@ -1,9 +1,11 @@
-"""Greedy bottom-up extraction with DAG-aware emission.
+"""Greedy DAG extraction ("faster greedy DAG"): per e-class, the node whose sub-DAG costs least.
 
-Costs are computed per e-class to a fixpoint with a worklist (each class re-examined only when a
-child improves), so the work is linear in the graph for acyclic choices. Emission memoises per
-class: a subterm shared by several roots is one Term object, emitted once by the lowering. Ties are
-broken by op name, then by first-seen order, so the same input always gives the same terms.
+A choice's cost is the sum of the own costs of every e-class its sub-DAG reaches, each counted once,
+so a term that shares subterms is not charged twice. Costs are improved with a worklist (a node is
+re-examined only when a child class improves), so the work grows with the graph. Emission memoises
+per class: a shared subterm is one Term object, emitted once by the lowering. Ties break on op name,
+then first-seen order, so the same input always gives the same terms. `mode="tree"` charges a shared
+subterm at every use instead (the classic bottom-up tree cost).
 """
 
 from __future__ import annotations
@@ -17,13 +19,20 @@ from .term import Prim, Term
 
 
 @dataclass
+class _Choice:
+    cost: float
+    node: ENode
+    reach: dict[ClassId, float]  # every class of the sub-DAG and its own cost (DAG mode)
+
+
+@dataclass
 class Extraction:
     view: EGraphView
-    best: dict[ClassId, tuple[float, ENode]] = field(default_factory=dict)
+    best: dict[ClassId, _Choice] = field(default_factory=dict)
     _memo: dict[ClassId, Term] = field(default_factory=dict)
 
     def cost(self, c: ClassId) -> float:
-        return self.best[c][0] if c in self.best else INF
+        return self.best[c].cost if c in self.best else INF
 
     def term(self, c: ClassId) -> Term | None:
         """The chosen term of a class, or None when no finite-cost term exists."""
@@ -31,7 +40,7 @@ class Extraction:
             return self._memo[c]
         if c not in self.best:
             return None
-        node = self.best[c][1]
+        node = self.best[c].node
         args: list[Term | Prim] = []
         for a in node.args:
             if isinstance(a, ClassId):
@@ -46,12 +55,33 @@ class Extraction:
         return t
 
 
-def extract_roots(view: EGraphView, model: CostModel | None = None) -> Extraction:
+def _dag_choice(node: ENode, own: float, ex: Extraction) -> _Choice | None:
+    kids = node.children
+    if not kids:
+        return _Choice(own, node, {node.eclass: own})
+    choices = [ex.best[k] for k in kids]
+    largest = max(choices, key=lambda ch: len(ch.reach))
+    reach = dict(largest.reach)
+    for ch in choices:
+        if ch is not largest:
+            reach.update(ch.reach)
+    if node.eclass in reach:  # the choice would contain itself
+        return None
+    reach[node.eclass] = own
+    return _Choice(sum(reach.values()), node, reach)
+
+
+def _tree_choice(node: ENode, own: float, ex: Extraction) -> _Choice | None:
+    return _Choice(own + sum(ex.best[k].cost for k in node.children), node, {})
+
+
+def extract_roots(view: EGraphView, model: CostModel | None = None, mode: str = "dag") -> Extraction:
     model = model or DefaultCostModel()
+    choose = _dag_choice if mode == "dag" else _tree_choice
     parents: dict[ClassId, list[ENode]] = defaultdict(list)
     for nodes in view.classes.values():
         for n in nodes:
-            for ch in n.children:
+            for ch in set(n.children):
                 parents[ch].append(n)
     ex = Extraction(view)
     queue: deque[ENode] = deque(n for nodes in view.classes.values() for n in nodes if not n.children)
@@ -59,15 +89,21 @@ def extract_roots(view: EGraphView, model: CostModel | None = None) -> Extractio
     while queue:
         n = queue.popleft()
         queued.discard(id(n))
-        kids = n.children
-        if any(k not in ex.best for k in kids):
+        if any(k not in ex.best for k in n.children):
             continue
-        cost = model.node_cost(n, [ex.best[k][0] for k in kids])
-        if cost == INF:
+        own = model.node_cost(n)
+        if own == INF:
+            continue
+        choice = choose(n, own, ex)
+        if choice is None:
             continue
         cur = ex.best.get(n.eclass)
-        if cur is None or cost < cur[0] - 1e-12 or (abs(cost - cur[0]) <= 1e-12 and n.op < cur[1].op):
-            ex.best[n.eclass] = (cost, n)
+        if (
+            cur is None
+            or choice.cost < cur.cost - 1e-12
+            or (abs(choice.cost - cur.cost) <= 1e-12 and n.op < cur.node.op)
+        ):
+            ex.best[n.eclass] = choice
             for p in parents[n.eclass]:
                 if id(p) not in queued:
                     queued.add(id(p))

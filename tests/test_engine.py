@@ -88,3 +88,22 @@ def test_explain_lists_a_plan_per_statement(capsys):
         assert main(["explain", str(path)]) == 0
     out = capsys.readouterr().out
     assert "plan: (LoadFlat" in out and "plan: (StorePartition" in out and "rules fired" in out
+
+
+def test_dag_cost_counts_a_shared_subterm_once():
+    """top = big * big, with big = leaf + leaf (the same class twice), or top = min(c, b) - b.
+
+    DAG cost: big * big reaches {leaf, big, top} = 3; the other reaches {c, b, min, top} = 4.
+    Tree cost charges every use: big * big = 1 + 3 + 3 = 7; min(c, b) - b = 1 + 3 + 1 = 5."""
+    top, big, mn, b, c, leaf = (ClassId(n) for n in ("top", "big", "mn", "b", "c", "leaf"))
+    view = EGraphView()
+    view.classes[leaf] += [ENode("DC", (1,), leaf)]
+    view.classes[big] += [ENode("DAdd", (leaf, leaf), big)]
+    view.classes[b] += [ENode("DSym", ("b",), b)]
+    view.classes[c] += [ENode("DSym", ("c",), c)]
+    view.classes[mn] += [ENode("DMin", (c, b), mn)]
+    view.classes[top] += [ENode("DMul", (big, big), top), ENode("DSub", (mn, b), top)]
+    dag = extract_roots(view)
+    assert dag.term(top).op == "DMul" and dag.cost(top) == 3
+    tree = extract_roots(view, mode="tree")
+    assert tree.term(top).op == "DSub" and tree.cost(top) == 5
