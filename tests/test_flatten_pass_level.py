@@ -20,6 +20,8 @@ def test_b001_name_and_properties():
     assert {IRProperty.SSAForm, IRProperty.IncoreTileOps, IRProperty.NormalizedStmtStructure} <= p.required
     assert {IRProperty.SSAForm, IRProperty.TileOps2D, IRProperty.NormalizedStmtStructure} <= p.produced
     assert not p.invalidated
+    assert p.get_name() == "FlattenTileNdTo2D" and "TileOps2D" in p.get_produced_properties()
+    assert {"SSAForm", "IncoreTileOps"} <= p.get_required_properties()
     assert issubclass(PassError, ValueError) and issubclass(InternalError, RuntimeError)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..backend import Backend, get_backend
 from ..egraph.engine import FlattenEGraph, Limits
 from ..egraph.report import RunReport
-from ..ir.stmt import AssignStmt, Function, Program
+from ..ir.stmt import Function, Program
 from .preconditions import check_preconditions
 from .properties import IRProperty
 from .verify import verify_tile_ops_2d
@@ -33,6 +33,18 @@ class FlattenTileNdTo2D:
     required = frozenset({IRProperty.SSAForm, IRProperty.IncoreTileOps, IRProperty.NormalizedStmtStructure})
     produced = frozenset({IRProperty.SSAForm, IRProperty.TileOps2D, IRProperty.NormalizedStmtStructure})
     invalidated: frozenset[IRProperty] = frozenset()
+
+    def get_name(self) -> str:
+        return self.name
+
+    def get_required_properties(self) -> frozenset[IRProperty]:
+        return self.required
+
+    def get_produced_properties(self) -> frozenset[IRProperty]:
+        return self.produced
+
+    def get_invalidated_properties(self) -> frozenset[IRProperty]:
+        return self.invalidated
 
     def __call__(self, program: Program) -> Program:
         self.reports = []
@@ -75,4 +87,4 @@ def flatten_tile_nd_to_2d(
     return FlattenTileNdTo2D(get_backend(backend), tuple(extra_rules), verify, limits or Limits())
 
 
-__all__ = ["AssignStmt", "FlattenTileNdTo2D", "flatten_tile_nd_to_2d"]
+__all__ = ["FlattenTileNdTo2D", "flatten_tile_nd_to_2d"]

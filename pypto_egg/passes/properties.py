@@ -5,7 +5,9 @@ from __future__ import annotations
 import enum
 
 
-class IRProperty(enum.Enum):
+class IRProperty(enum.StrEnum):
+    """A property name; compares equal to its string (`"TileOps2D" in produced`)."""
+
     SSAForm = "SSAForm"
     IncoreTileOps = "IncoreTileOps"
     NormalizedStmtStructure = "NormalizedStmtStructure"
