@@ -277,9 +277,11 @@ def _cell(c: Any) -> str:
 
 
 def encode_function(fn: Function, backend: Backend | None) -> Encoding:
+    """Requests for every assigned tile op; an evaluated call is only substituted and re-deduced (B-026)."""
     enc = Encoding()
     for s, call in walk_calls(fn.body):
-        enc.statement(s, call)
+        if isinstance(s, AssignStmt):
+            enc.statement(s, call)
     if backend is not None:
         for space, nbytes in backend.capacity.items():
             enc.rows["CapacityRow"].append((space.value, nbytes))
