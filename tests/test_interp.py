@@ -169,3 +169,63 @@ def test_output_differences_are_exact_for_integers_and_tight_for_floats():
     f = {"return": [], "o": np.array([1.0], np.float32)}
     g = {"return": [], "o": np.array([1.0 + 1e-7], np.float32)}
     assert interp.outputs_equal(f, g)
+
+
+@pytest.mark.parametrize(
+    ("expr", "expect"),
+    [
+        ("pl.tile.minimum(t, pl.tile.neg(t))", -np.abs(X)),
+        ("pl.tile.log(pl.tile.adds(pl.tile.abs(t), 1.0))", np.log(np.abs(X) + 1)),
+        ("pl.tile.recip(pl.tile.adds(pl.tile.abs(t), 1.0))", 1 / (np.abs(X) + 1)),
+        ("pl.tile.rsqrt(pl.tile.adds(pl.tile.abs(t), 1.0))", 1 / np.sqrt(np.abs(X) + 1)),
+        ("pl.tile.move(t, target_memory=pl.Mem.Mat)", X),
+        ("pl.tile.sub(t, pl.tile.row_max(t))", X - X.max(-1, keepdims=True)),
+        ("pl.tile.sub(t, pl.tile.row_min(t))", X - X.min(-1, keepdims=True)),
+    ],
+    ids=["minimum", "log", "recip", "rsqrt", "move", "row_max", "row_min"],
+)
+def test_more_ops(expr, expect):
+    # nested calls are spelled out one op per statement
+    import re
+
+    parts: list[str] = []
+
+    def flatten_call(text: str) -> str:
+        m = re.search(r"pl\.tile\.\w+\([^()]*\)", text)
+        while m:
+            name = f"v{len(parts)}"
+            parts.append(f"{name} = {m.group(0)}")
+            text = text[: m.start()] + name + text[m.end() :]
+            m = re.search(r"pl\.tile\.\w+\([^()]*\)", text)
+        return text
+
+    result = flatten_call(expr)
+    body = (
+        "t = pl.load(x, [0, 0, 0], [2, 3, 4])\n"
+        + "\n".join(parts)
+        + f"\nout = pl.store({result}, [0, 0, 0], out)\nreturn out"
+    )
+    np.testing.assert_allclose(run_body(body), expect, rtol=1e-5, atol=1e-6)
+
+
+def test_reinterpret_view_reads_the_same_bytes():
+    body = "t = pl.load(x, [0, 0, 0], [2, 3, 4])\na = pl.tile.reinterpret_view(t, pl.INT32)\nb = pl.tile.reinterpret_view(a, dtype=pl.FP32, shape=[2, 3, 4])\nout = pl.store(b, [0, 0, 0], out)\nreturn out"
+    np.testing.assert_array_equal(run_body(body), X)
+
+
+def test_batch_matmul_acc_accumulates_per_batch():
+    program = pl.parse(PROGRAMS["batch_matmul"])
+    a = RNG.uniform(-1, 1, size=(2, 16, 32)).astype(np.float16)
+    b = RNG.uniform(-1, 1, size=(2, 32, 16)).astype(np.float16)
+    got = interp.run(program, "main", {"a": a, "b": b, "out": np.zeros((2, 16, 16), np.float32)})["out"]
+    np.testing.assert_allclose(got, 2 * np.matmul(a.astype(np.float64), b.astype(np.float64)), rtol=1e-4)
+
+
+def test_tensor_view_and_tensor_create():
+    program = pl.parse(
+        wrap(
+            "v = pl.tensor.view(x, [6, 4])\nt = pl.load(v, [3, 0], [3, 4])\nc = pl.create_tensor([3, 4], dtype=pl.FP32)\nc2 = pl.store(t, [0, 0], c)\nr = pl.tile.reshape(t, [1, 3, 4])\nout = pl.store(r, [0, 0, 0], out)\nreturn out"
+        )
+    )
+    got = interp.run(program, "main", {"x": X, "out": np.zeros_like(X)})["out"]
+    np.testing.assert_array_equal(got[0], X[1])
