@@ -32,8 +32,7 @@ class Limits:
 
 @dataclass
 class Stage:
-    rulesets: list[str]
-    comment: str = ""
+    rulesets: list[str]  # run in this order, repeatedly, until none changes the e-graph ("" is the default)
 
 
 @dataclass

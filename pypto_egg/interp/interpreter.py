@@ -152,7 +152,8 @@ class _Machine:
         if op == "tile.reshape" or (
             op == "tile.reinterpret_view" and len(a) > 1 and c.kwarg("dtype") is None
         ):
-            return self.value(a[0]).reshape(self.ints(_shape_of(ty)))
+            assert isinstance(ty, TileType)
+            return self.value(a[0]).reshape(self.ints(ty.shape))
         if op == "tile.reinterpret_view":
             assert isinstance(ty, TileType)
             x = np.ascontiguousarray(self.value(a[0]))
@@ -356,10 +357,6 @@ class _Machine:
             for rv, v in zip(s.return_vars, carried):
                 self.env[rv.uid] = v
         return None
-
-
-def _shape_of(ty: Any) -> tuple[Expr, ...]:
-    return tuple(ty.shape)
 
 
 def run(program: Program, function_name: str, inputs: dict[str, Any]) -> dict[str, Any]:

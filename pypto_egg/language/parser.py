@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import linecache
 import sys
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
@@ -772,6 +771,3 @@ def program(cls: type) -> Program:
 
     node = min(candidates, key=distance)
     return _parse_class(node, _Ctx(filename, 0, 0, env))
-
-
-Fn = Callable[..., Any]
