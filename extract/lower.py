@@ -62,21 +62,22 @@ class TermDecoder:
     def __init__(self, enc: Encoding) -> None:
         self.enc = enc
 
-    def dim(self, t: Term | Any) -> Expr:
+    def dim(self, t: Term | Any, span: Span | None = None) -> Expr:
+        """A dimension term as an IR expression; new nodes carry `span` (the call they belong to, B-029)."""
         if not isinstance(t, Term):
             raise InternalError(f"expected a dimension term, got {t!r}")
         if t.op == "DC":
-            return ConstInt(_int(t.args[0]))
+            return ConstInt(_int(t.args[0]), span=span)
         if t.op == "DSym":
             return self.enc.symbols[str(t.args[0])]
         if t.op in _DIM_OPS:
-            return BinOp(_DIM_OPS[t.op], self.dim(t.args[0]), self.dim(t.args[1]))
+            return BinOp(_DIM_OPS[t.op], self.dim(t.args[0], span), self.dim(t.args[1], span), span)
         raise InternalError(f"cannot decode dimension term {t}")
 
-    def dims(self, t: Term | Any) -> tuple[Expr, ...]:
+    def dims(self, t: Term | Any, span: Span | None = None) -> tuple[Expr, ...]:
         out: list[Expr] = []
         while isinstance(t, Term) and t.op == "DCons":
-            out.append(self.dim(t.args[0]))
+            out.append(self.dim(t.args[0], span))
             t = t.args[1]
         if not isinstance(t, Term) or t.op != "DNil":
             raise InternalError(f"cannot decode dimension list term {t}")
@@ -307,6 +308,9 @@ class Lowerer:
         out.append(AssignStmt(v, value, span))
         return v
 
+    def tuple_of(self, t: Term | Any, call: Call) -> MakeTuple:
+        return MakeTuple(self.decode.dims(t, call.span), call.span)
+
     @staticmethod
     def var_name(s: Stmt) -> str | None:
         return s.var.name if isinstance(s, AssignStmt) else None
@@ -358,13 +362,13 @@ class Lowerer:
         shape, valid, view_shape, offsets, shapes, window_valid, src_valid = plan.args
         src = substitute(call.args[0], ctx)
         src_t = type_of(src)
-        view_args: tuple[Expr, ...] = (src, MakeTuple(self.decode.dims(view_shape)))
+        view_args: tuple[Expr, ...] = (src, self.tuple_of(view_shape, call))
         if getattr(src_t, "view", None) is not None and src_t.view.valid_shape:  # type: ignore[union-attr]
-            view_args += (MakeTuple(self.decode.dims(src_valid)),)
+            view_args += (self.tuple_of(src_valid, call),)
         name = self.var_name(s) or "load"
         view = self.emit(f"{name}_view2d", make_call("tensor.view", view_args, span=call.span), s.span, out)
-        args = (view, MakeTuple(self.decode.dims(offsets)), MakeTuple(self.decode.dims(shapes)),
-                MakeTuple(self.decode.dims(window_valid)))  # fmt: skip
+        args = (view, self.tuple_of(offsets, call), self.tuple_of(shapes, call),
+                self.tuple_of(window_valid, call))  # fmt: skip
         self.bind(s, replace(call, args=args, type=self.load_type(s, call, shape, valid)), ctx, out)
 
     def store(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
@@ -373,27 +377,27 @@ class Lowerer:
         if isinstance(tile_t, TileType) and tile_t.rank > 2:  # the safety net (B-052)
             if plan.op != "StorePartitionFlat":
                 raise diag.internal("an N-D store operand has no flat shape in its plan")
-            flat = MakeTuple(self.decode.dims(plan.args[1]))
+            flat = self.tuple_of(plan.args[1], call)
             args[0] = self.emit(
                 "flat_tile", make_call("tile.reshape", (args[0], flat), span=call.span), s.span, out
             )
-        window = MakeTuple(self.decode.dims(plan.args[0]))
+        window = self.tuple_of(plan.args[0], call)
         self.bind(s, replace(call, args=(*args, window), type=type_of(args[2])), ctx, out)
 
     def alloc(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
-        args = (MakeTuple(self.decode.dims(plan.args[0])), *(substitute(a, ctx) for a in call.args[1:]))
+        args = (self.tuple_of(plan.args[0], call), *(substitute(a, ctx) for a in call.args[1:]))
         self.bind(s, self.recreate(call, args, s), ctx, out)
 
     def assemble(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         args = (
             substitute(call.args[0], ctx),
             substitute(call.args[1], ctx),
-            MakeTuple(self.decode.dims(plan.args[0])),
+            self.tuple_of(plan.args[0], call),
         )
         self.bind(s, self.recreate(call, args, s), ctx, out)
 
     def reshape(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
-        args = (substitute(call.args[0], ctx), MakeTuple(self.decode.dims(plan.args[0])))
+        args = (substitute(call.args[0], ctx), self.tuple_of(plan.args[0], call))
         self.bind(s, self.recreate(call, args, s), ctx, out)
 
     def transpose_2d(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
@@ -415,7 +419,10 @@ class Lowerer:
         span = call.span
         if xt.rank > 2:
             x = self.emit(
-                "trans_in_2d", make_call("tile.reshape", (x, _ints(nb * a, b)), span=span), s.span, out
+                "trans_in_2d",
+                make_call("tile.reshape", (x, _ints(nb * a, b, span=span)), span=span),
+                s.span,
+                out,
             )
         elif [d for d in xt.shape] != [ConstInt(nb * a), ConstInt(b)]:
             raise diag.internal(
@@ -423,19 +430,27 @@ class Lowerer:
             )
         kw = {"dtype": xt.dtype, "target_memory": xt.memory or MemorySpace.Vec}
         name = self.var_name(s) or "trans_out"
-        acc = self.emit(name, make_call("tile.create", (_ints(nb * b, a),), kw, span=span), s.span, out)
+        acc = self.emit(
+            name, make_call("tile.create", (_ints(nb * b, a, span=span),), kw, span=span), s.span, out
+        )
         pool = self.emit(
-            "trans_tmp_pool", make_call("tile.create", (_ints(nb * a, b),), kw, span=span), s.span, out
+            "trans_tmp_pool",
+            make_call("tile.create", (_ints(nb * a, b, span=span),), kw, span=span),
+            s.span,
+            out,
         )
         for i, in_row, out_row in pages:
-            page = self.emit(f"trans_page_{i}", make_call("tile.slice", (x, _ints(a, b), _ints(in_row, 0)), span=span),
+            page = self.emit(f"trans_page_{i}", make_call("tile.slice", (x, _ints(a, b, span=span), _ints(in_row, 0, span=span)), span=span),
                              s.span, out)  # fmt: skip
-            tmp = self.emit(f"trans_tmp_{i}", make_call("tile.slice", (pool, _ints(a, b), _ints(in_row, 0)), span=span),
+            tmp = self.emit(f"trans_tmp_{i}", make_call("tile.slice", (pool, _ints(a, b, span=span), _ints(in_row, 0, span=span)), span=span),
                             s.span, out)  # fmt: skip
-            tr = self.emit(f"trans_{i}", make_call("tile.transpose", (page, ConstInt(0), ConstInt(1), tmp), span=span),
+            tr = self.emit(f"trans_{i}", make_call("tile.transpose", (page, ConstInt(0, span=span), ConstInt(1, span=span), tmp), span=span),
                            s.span, out)  # fmt: skip
             acc = self.emit(
-                name, make_call("tile.assemble", (acc, tr, _ints(out_row, 0)), span=span), s.span, out
+                name,
+                make_call("tile.assemble", (acc, tr, _ints(out_row, 0, span=span)), span=span),
+                s.span,
+                out,
             )
         if isinstance(s, AssignStmt):
             ctx[s.var.uid] = acc
@@ -476,5 +491,5 @@ def _int(x: object) -> int:
     return x
 
 
-def _ints(*values: int) -> MakeTuple:
-    return MakeTuple(tuple(ConstInt(v) for v in values))
+def _ints(*values: int, span: Span | None = None) -> MakeTuple:
+    return MakeTuple(tuple(ConstInt(v, span=span) for v in values), span)

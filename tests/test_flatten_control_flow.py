@@ -231,3 +231,27 @@ def test_b020_nested_loops_and_ifs_thread_flattened_values():
             return res
 
     flatten(Before)
+
+
+def test_b029_synthesized_operands_carry_the_call_span():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def main(
+            self, x: pl.Tensor[[2, 3, 8], pl.FP32], out: pl.Out[pl.Tensor[[2, 8, 3], pl.FP32]]
+        ) -> pl.Tensor[[2, 8, 3], pl.FP32]:
+            t = pl.load(x, [0, 0, 0], [2, 3, 8])
+            tt = pl.transpose(t, axis1=1, axis2=2)
+            out = pl.store(tt, [0, 0, 0], out)
+            return out
+
+    after = flatten(Before, meaning=False)
+    body = after.functions[0].body
+    store = body[-2]
+    original_store = Before.functions[0].body[2]
+    assert store.span == original_store.span and store.value.span == original_store.value.span
+    window = store.value.args[3]
+    assert window.span == original_store.value.span and all(e.span == window.span for e in window.elements)
+    transpose_call = Before.functions[0].body[1]
+    for s in body[1:-2]:
+        assert s.span == transpose_call.span and s.value.span == transpose_call.value.span
