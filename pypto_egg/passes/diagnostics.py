@@ -58,6 +58,14 @@ def non_positive_dim(index: int, context: str, value: int, var: str | None, span
     )
 
 
+def merged_dim_overflow(context: str, merged: int, dim: int, var: str | None, span: Span | None) -> PassError:
+    """D-02b."""
+    return PassError(
+        f"{PASS}: integer overflow when computing merged dimension in {context} (merged={merged}, dim={dim}); "
+        f"the flattened row count does not fit a 64-bit index. Split the tile into smaller pages{where(var, span)}"
+    )
+
+
 def unsupported_on_nd(op: str, shape: Sequence[Expr], var: str | None, span: Span | None) -> PassError:
     """D-03."""
     return PassError(
