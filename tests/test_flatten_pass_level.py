@@ -245,3 +245,20 @@ class P:
         PassError, match=r"tile dimension 1 must be positive in tile.create tile \[2, 0, 4\], got 0"
     ):
         passes.flatten_tile_nd_to_2d()(pl.parse(src))
+
+
+def test_d02b_merged_row_count_overflow_is_a_user_error():
+    src = """
+import pypto_egg.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, x: pl.Tensor[[2, 3, 4], pl.FP32]) -> pl.Tensor[[2, 3, 4], pl.FP32]:
+        a = pl.tile.create([4294967296, 4294967296, 4], dtype=pl.FP32)
+        return x
+"""
+    with pytest.raises(
+        PassError, match=r"integer overflow when computing merged dimension in tile.create tile"
+    ):
+        passes.flatten_tile_nd_to_2d()(pl.parse(src))

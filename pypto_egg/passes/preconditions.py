@@ -10,12 +10,24 @@ from __future__ import annotations
 from ..egraph.encode import walk_calls
 from ..ir.expr import MakeTuple, static_int, type_of
 from ..ir.ops import fmt_shape
+from ..ir.span import Span
 from ..ir.stmt import AssignStmt, Function
 from ..ir.types import TileType
 from . import diagnostics as diag
 
 _ND_UNSUPPORTED = ("tile.read", "tile.write", "tile.slice")
 _ROW_REDUCE = ("tile.row_sum", "tile.row_max", "tile.row_min")
+_INT64_MAX = 2**63 - 1
+
+
+def check_merged_rows(op: str, t: TileType, var: str | None, span: Span | None) -> None:
+    """D-02b: the flattened row count must fit a 64-bit index (egglog's i64 would overflow)."""
+    merged = 1
+    for d in t.shape[:-1]:
+        dim = static_int(d) or 1
+        if merged * dim > _INT64_MAX:
+            raise diag.merged_dim_overflow(f"{op} tile {fmt_shape(t.shape)}", merged, dim, var, span)
+        merged *= dim
 
 
 def check_preconditions(fn: Function) -> None:
@@ -35,6 +47,7 @@ def check_preconditions(fn: Function) -> None:
                         raise diag.non_positive_dim(
                             i, f"{call.op} tile {fmt_shape(t.shape)}", value, var, span
                         )
+                check_merged_rows(call.op, t, var, span)
         if not call.args:
             continue
         arg0 = type_of(call.args[0])
