@@ -136,10 +136,18 @@ def first_yield(body: tuple[Stmt, ...]) -> YieldStmt | None:
 
 
 class Lowerer:
-    def __init__(self, fn: Function, enc: Encoding, plans: dict[int, Term | None]) -> None:
+    def __init__(
+        self,
+        fn: Function,
+        enc: Encoding,
+        plans: dict[int, Term | None],
+        facts: Callable[[str], list[tuple[Any, ...]]] | None = None,
+    ) -> None:
         self.fn = fn
         self.enc = enc
         self.plans = plans
+        self.facts = facts or (lambda _name: [])
+        self.consumed: dict[int, Var | None] = {}  # id(store statement) -> the last per-page store var
         self.decode = TermDecoder(enc)
         self.vars: dict[int, Var] = {}
         self._collect_vars()
@@ -148,6 +156,7 @@ class Lowerer:
             "LoadCollapsed": self.load_collapsed, "StorePartition": self.store, "StorePartitionFlat": self.store,
             "Alloc": self.alloc, "AssembleFold": self.assemble, "Reshape2D": self.reshape,
             "Transpose2D": self.transpose_2d, "TransposeUnroll": self.transpose_unroll, "Fail": self.fail,
+            "Rededuce": self.rededuce, "BatchMatmul": self.batch_matmul,
         }  # fmt: skip
 
     def _collect_vars(self) -> None:
@@ -188,6 +197,11 @@ class Lowerer:
         return out
 
     def stmt(self, s: Stmt, ctx: Ctx, out: list[Stmt]) -> None:
+        if id(s) in self.consumed:  # a store fused into the batched matmul before it (B-136)
+            last = self.consumed[id(s)]
+            if isinstance(s, AssignStmt) and last is not None:
+                ctx[s.var.uid] = last
+            return
         if isinstance(s, AssignStmt | EvalStmt):
             value = s.value if isinstance(s, AssignStmt) else s.expr
             sid = self.enc.stmt_ids.get(id(s))
@@ -455,6 +469,96 @@ class Lowerer:
         if isinstance(s, AssignStmt):
             ctx[s.var.uid] = acc
 
+    def rededuce(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
+        args = tuple(substitute(a, ctx) for a in call.args)
+        self.bind(s, self.recreate(call, args, s), ctx, out)
+
+    def batch_matmul(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
+        """Per-batch pages (B-134..B-137, B-153, B-154): every offset and window comes from the bmm facts."""
+        mode = str(plan.args[0])
+        sid = self.enc.stmt_ids[id(s)]
+        info = self.enc.bmm[sid]
+        span = call.span
+        pages = sorted((r[1], r[2], r[3]) for r in self.facts("BPage") if r[0] == sid)
+        slices = {(r[1], r[2]): r[3:] for r in self.facts("BSlice") if r[0] == sid}
+        rows = {r[1]: r[2] for r in self.facts("BRowWin") if r[0] == sid}
+        stores = {r[1]: (r[2], r[3]) for r in self.facts("BStore") if r[0] == sid}
+        lhs, rhs = substitute(info.lhs, ctx), substitute(info.rhs, ctx)
+        result_t = s.var.type if isinstance(s, AssignStmt) else call.type
+        assert isinstance(result_t, TileType)
+        name = self.var_name(s) or "bmm"
+        geom = next(r for r in self.facts("BmmGeom") if r[0] == sid)
+        nb, m, n = _int(geom[2]), _int(geom[3]), _int(geom[4])
+
+        def page(side: int, i: int, b: int, operand: Expr) -> Var:
+            row, col, r, c = (_int(x) for x in slices[(i, side)])
+            label = "lhs" if side == 0 else "rhs"
+            value = make_call(
+                "tile.slice", (operand, _ints(r, c, span=span), _ints(row, col, span=span)), span=span
+            )
+            return self.emit(f"{label}_slice_{b}", value, s.span, out)
+
+        acc: Expr | None = substitute(info.acc, ctx) if info.acc is not None else None
+        init = substitute(info.init_cond, ctx) if info.init_cond is not None else None
+        store_args: list[Expr] = []
+        if mode == "general":
+            kw = {"dtype": result_t.dtype, "target_memory": MemorySpace.Vec}
+            acc = self.emit(
+                name, make_call("tile.create", (_ints(nb * m, n, span=span),), kw, span=span), s.span, out
+            )
+        if mode == "fused" and info.store is not None:
+            sv = info.store.value
+            assert isinstance(sv, Call)
+            store_args = [substitute(a, ctx) for a in sv.args[:3]]
+        last: Expr | None = None
+        for i, a, b in pages:
+            lp, rp = page(0, i, a, lhs), page(1, i, b, rhs)
+            if mode == "fast":
+                last = self.bind(s, make_call("tile.matmul", (lp, rp), span=span), ctx, out)
+            elif mode == "acc-fast":
+                args = (acc, lp, rp) if init is None else (acc, lp, rp, init)
+                last = self.bind(s, self.recreate(replace(call, op="tile.matmul_acc"), args, s), ctx, out)  # type: ignore[arg-type]
+            elif mode == "acc-rows":
+                assert acc is not None
+                win = self.emit(f"acc_page_{i}", make_call("tile.slice", (acc, _ints(m, n, span=span),
+                                _ints(rows[i], 0, span=span)), span=span), s.span, out)  # fmt: skip
+                args = (win, lp, rp) if init is None else (win, lp, rp, init)
+                part = self.emit(
+                    f"matmul_acc_{i}", make_call("tile.matmul_acc", args, span=span), s.span, out
+                )
+                acc = self.emit(name, make_call("tile.assemble", (acc, part, _ints(rows[i], 0, span=span)), span=span),
+                                s.span, out)  # fmt: skip
+            else:
+                res: Expr = self.emit(
+                    f"matmul_{i}", make_call("tile.matmul", (lp, rp), span=span), s.span, out
+                )
+                differs = type_of(res).dtype != result_t.dtype  # type: ignore[union-attr]
+                if mode == "general" or differs:
+                    res = self.emit(f"matmul_vec_{i}", make_call("tile.move", (res,), {"target_memory": MemorySpace.Vec},
+                                    span=span), s.span, out)  # fmt: skip
+                if differs:
+                    res = self.emit(f"matmul_cast_{i}", make_call("tile.cast", (res,), {"target_type": result_t.dtype,
+                                    "mode": 2}, span=span), s.span, out)  # fmt: skip
+                if mode == "general":
+                    assert acc is not None
+                    acc = self.emit(name, make_call("tile.assemble", (acc, res, _ints(rows[i], 0, span=span)),
+                                    span=span), s.span, out)  # fmt: skip
+                else:
+                    assert info.store is not None
+                    offsets, window = stores[i]
+                    sv = info.store.value
+                    assert isinstance(sv, Call)
+                    page_args: list[Expr] = [res, self.tuple_of(offsets, sv), store_args[2]]
+                    if isinstance(window, Term) and window.op != "DNil":
+                        page_args.append(self.tuple_of(window, sv))
+                    value = replace(sv, args=tuple(page_args), type=type_of(store_args[2]))
+                    store_args[2] = self.emit(f"{info.store.var.name}_{i}", value, info.store.span, out)
+                    last = store_args[2]
+        if mode in ("general", "acc-rows") and isinstance(s, AssignStmt) and acc is not None:
+            ctx[s.var.uid] = acc
+        if mode == "fused" and info.store is not None:
+            self.consumed[id(info.store)] = last if isinstance(last, Var) else None
+
     def fail(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         raise failure(s, call, plan)
 
@@ -476,6 +580,10 @@ def failure(s: Stmt, call: Call, plan: Term) -> Exception:
         return diag.transpose_batch_axis(nums[0], nums[1], nums[2], var, span)
     if code == "D-21":
         return diag.transpose_axis_range(nums[0], nums[1], var, span)
+    if code == "BMM-BCAST":
+        return diag.batch_dims_do_not_broadcast(call.op, nums[0], nums[1], var, span)
+    if code == "BMM-STORE-RANK":
+        return diag.bmm_store_rank(var, span)
     if code == "LOAD-NONCONTIG":
         return InternalError(
             f"{diag.PASS}: tile.load NZ 2D source-window collapse requires the valid sub-box of the leading dims "

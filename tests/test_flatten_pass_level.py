@@ -221,32 +221,6 @@ def test_backend_capacities_are_asserted_as_facts():
         passes.flatten_tile_nd_to_2d(backend="Ascend310")
 
 
-def test_batched_matmul_over_nd_tiles_is_refused_with_a_remedy():
-    from corpus import PROGRAMS
-
-    with pytest.raises(
-        PassError, match=r"tile.batch_matmul over N-D tiles \(\[2, 16, 32\] x \[2, 32, 16\]\).*pl.matmul"
-    ):
-        passes.flatten_tile_nd_to_2d()(pl.parse(PROGRAMS["batch_matmul"]))
-
-
-def test_d02a_non_positive_static_dims_are_rejected():
-    src = """
-import pypto_egg.language as pl
-
-@pl.program
-class P:
-    @pl.function(type=pl.FunctionType.InCore)
-    def main(self, x: pl.Tensor[[2, 3, 4], pl.FP32]) -> pl.Tensor[[2, 3, 4], pl.FP32]:
-        a = pl.tile.create([2, 0, 4], dtype=pl.FP32)
-        return x
-"""
-    with pytest.raises(
-        PassError, match=r"tile dimension 1 must be positive in tile.create tile \[2, 0, 4\], got 0"
-    ):
-        passes.flatten_tile_nd_to_2d()(pl.parse(src))
-
-
 def test_d02b_merged_row_count_overflow_is_a_user_error():
     src = """
 import pypto_egg.language as pl

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..backend import Backend
 from ..errors import InternalError
-from ..ir.expr import BinOp, Call, ConstFloat, ConstInt, DynDim, Expr, MakeTuple, Var, type_of
+from ..ir.expr import BinOp, Call, ConstFloat, ConstInt, DynDim, Expr, MakeTuple, Var, static_int, type_of
 from ..ir.stmt import (
     AssignStmt,
     EvalStmt,
@@ -27,7 +27,7 @@ from ..ir.stmt import (
     Stmt,
     WhileStmt,
 )
-from ..ir.types import TensorType, TileType
+from ..ir.types import MemorySpace, TensorType, TileType
 
 _DIM_OPS = {"add", "sub", "mul", "floordiv", "mod", "min", "max"}
 
@@ -36,8 +36,10 @@ RELATIONS: dict[str, int] = {
     "DConstRow": 2, "DSymRow": 2, "DBinRow": 4, "NilRow": 1, "ConsRow": 3,
     "OpndNilRow": 1, "OpndVarRow": 3, "OpndIntRow": 3, "OpndFloatRow": 3, "OpndOtherRow": 3,
     "LoadRow": 12, "StoreRow": 5, "AllocRow": 2, "AssembleRow": 4, "ReshapeRow": 2, "TransposeRow": 5,
-    "GenericRow": 4, "CapacityRow": 2,
+    "GenericRow": 4, "CapacityRow": 2, "BmmRow": 10, "BudgetRow": 1,
 }  # fmt: skip
+BMM_OPS = ("tile.batch_matmul", "tile.batch_matmul_acc")
+_INT64_MAX = 2**63 - 1
 
 
 def walk_calls(body: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, Call]]:
@@ -66,6 +68,17 @@ def tuple_items(e: Expr) -> tuple[Expr, ...]:
 
 
 @dataclass
+class BmmInfo:
+    """What the lowering of one batched matmul needs from the IR: peeled operands and the consumed store."""
+
+    lhs: Expr
+    rhs: Expr
+    acc: Expr | None
+    init_cond: Expr | None
+    store: AssignStmt | None
+
+
+@dataclass
 class Encoding:
     """The facts of one function and the tables that map terms back to IR."""
 
@@ -74,6 +87,7 @@ class Encoding:
     stmt_ids: dict[int, int] = field(default_factory=dict)  # id(statement) -> statement id
     statements: list[tuple[Stmt, Call]] = field(default_factory=list)
     others: dict[int, Expr] = field(default_factory=dict)  # OOther id -> expression
+    bmm: dict[int, BmmInfo] = field(default_factory=dict)  # statement id -> batched matmul operands
     _dims: dict[Any, int] = field(default_factory=dict)
     _lists: dict[tuple[int, ...], int] = field(default_factory=dict)
     _opnds: dict[tuple[Any, ...], int] = field(default_factory=dict)
@@ -217,6 +231,8 @@ class Encoding:
             self.rows["ReshapeRow"].append((sid, self.dims(result.shape)))
         elif op == "tile.transpose":
             self.transpose(sid, call)
+        elif op in BMM_OPS:
+            pass  # encoded with its block in `batch_matmuls`
         else:
             self.generic(sid, call, result)
 
@@ -276,12 +292,97 @@ def _cell(c: Any) -> str:
     return text
 
 
+def _safe_peelable(call: Call) -> bool:
+    """IsSafePeelableBatchMatmulReshape (B-120): a reshape that only regroups batch axes."""
+    if call.op != "tile.reshape" or len(call.args) != 2:
+        return False
+    src, dst = type_of(call.args[0]), call.type
+    if not isinstance(src, TileType) or not isinstance(dst, TileType) or src.rank < 2 or dst.rank < 2:
+        return False
+    tail_in = [static_int(d) for d in src.shape[-2:]]
+    tail_out = [static_int(d) for d in dst.shape[-2:]]
+    lead_in = [static_int(d) for d in src.shape[:-2]]
+    lead_out = [static_int(d) for d in dst.shape[:-2]]
+    if None in tail_in or tail_in != tail_out or None in lead_in or None in lead_out:
+        return False
+    return _product(lead_in) == _product(lead_out)
+
+
+def _product(values: list[int | None]) -> int:
+    out = 1
+    for v in values:
+        out *= v or 1
+    return out
+
+
+def _matmul_dtype_differs(lhs: TileType, rhs: TileType, result: object) -> bool:
+    from ..ir.ops import _matmul_dtype
+
+    return isinstance(result, TileType) and _matmul_dtype("tile.matmul", lhs, rhs) != result.dtype
+
+
+def _blocks(body: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, ...]]:
+    yield body
+    for s in body:
+        if isinstance(s, SeqStmts):
+            yield from _blocks(s.stmts)
+        elif isinstance(s, ScopeStmt):
+            yield from _blocks(s.body)
+        elif isinstance(s, IfStmt):
+            yield from _blocks(s.then_body)
+            if s.else_body is not None:
+                yield from _blocks(s.else_body)
+        elif isinstance(s, ForStmt | WhileStmt):
+            yield from _blocks(s.body)
+
+
+def batch_matmuls(enc: Encoding, fn: Function) -> None:
+    """One BmmRow per batched matmul: operands peeled through safe reshapes (B-130), whether each is a
+    transpose_view, their whole byte sizes, and the store that immediately consumes the result (B-133)."""
+    for block in _blocks(fn.body):
+        flat = [s for s in block if not isinstance(s, SeqStmts)]
+        defs = {s.var.uid: s.value for s in flat if isinstance(s, AssignStmt) and isinstance(s.value, Call)}
+        for k, s in enumerate(flat):
+            if not isinstance(s, AssignStmt) or not isinstance(s.value, Call) or s.value.op not in BMM_OPS:
+                continue
+            call = s.value
+            sid = enc.stmt_ids[id(s)]
+            kind = 0 if call.op == "tile.batch_matmul" else 1
+            ops = call.args[kind : kind + 2]
+            peeled = []
+            for e in ops:
+                while isinstance(e, Var) and e.uid in defs and _safe_peelable(defs[e.uid]):
+                    e = defs[e.uid].args[0]
+                view = isinstance(e, Var) and e.uid in defs and defs[e.uid].op == "tile.transpose_view"
+                peeled.append((e, view))
+            types = [type_of(e) for e, _ in peeled]
+            if not all(isinstance(t, TileType) for t in types):
+                raise InternalError(f"{call.op} operands must be tiles")
+            lt, rt = types
+            assert isinstance(lt, TileType) and isinstance(rt, TileType)
+            nxt = flat[k + 1] if k + 1 < len(flat) else None
+            store = None
+            if (isinstance(nxt, AssignStmt) and isinstance(nxt.value, Call) and nxt.value.op == "tile.store"
+                    and nxt.value.args[0] is s.var and kind == 0):  # fmt: skip
+                store = nxt
+            enc.rows["BmmRow"].append((
+                sid, kind, enc.dims(lt.shape), enc.dims(rt.shape), int(peeled[0][1]), int(peeled[1][1]),
+                lt.nbytes if lt.nbytes is not None else -1, rt.nbytes if rt.nbytes is not None else -1,
+                enc.stmt_ids[id(store)] if store is not None else -1, int(_matmul_dtype_differs(lt, rt, s.var.type)),
+            ))  # fmt: skip
+            enc.bmm[sid] = BmmInfo(peeled[0][0], peeled[1][0], call.args[0] if kind else None,
+                                   call.args[3] if kind and len(call.args) > 3 else None, store)  # fmt: skip
+
+
 def encode_function(fn: Function, backend: Backend | None) -> Encoding:
     """Requests for every assigned tile op; an evaluated call is only substituted and re-deduced (B-026)."""
     enc = Encoding()
     for s, call in walk_calls(fn.body):
         if isinstance(s, AssignStmt):
             enc.statement(s, call)
+    batch_matmuls(enc, fn)
+    mat = backend.capacity.get(MemorySpace.Mat) if backend is not None else None
+    enc.rows["BudgetRow"].append((mat if mat is not None else _INT64_MAX,))
     if backend is not None:
         for space, nbytes in backend.capacity.items():
             enc.rows["CapacityRow"].append((space.value, nbytes))

@@ -195,6 +195,14 @@ class FlattenEGraph:
                 out[sid] = min(options, key=lambda c: (c[0], str(c[1])))[1]
         return out
 
+    def facts(self, relation: str) -> list[tuple[Term | int | float | str | bool | None, ...]]:
+        """The rows of a relation, e-class columns replaced by their extracted terms."""
+        ex = self.extraction()
+        return [
+            tuple(ex.term(a) if isinstance(a, ClassId) else a for a in row)
+            for row in self.view().relations.get(relation, [])
+        ]
+
     # ------------------------------------------------------------ visualisation
 
     def serialized_json(self, max_nodes: int | None = 900) -> str:

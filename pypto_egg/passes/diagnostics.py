@@ -142,15 +142,18 @@ def store_failure(code: str, nums: Sequence[int], var: str | None, span: Span | 
     return PassError(text + where(var, span)) if text else None
 
 
-def batched_matmul_not_lowered(
-    op: str, shapes: Sequence[Sequence[Expr]], var: str | None, span: Span | None
-) -> PassError:
-    """tile.batch_matmul[_acc] over N-D tiles: the per-batch unrolling is not part of this pass's rules yet."""
-    operands = " x ".join(fmt_shape(s) for s in shapes)
+def batch_dims_do_not_broadcast(op: str, a: int, b: int, var: str | None, span: Span | None) -> PassError:
+    """FlattenTileNdTo2D: tile.batch_matmul batch dimensions must broadcast."""
     return PassError(
-        f"{PASS}: {op} over N-D tiles ({operands}) is not lowered by this version of the pass. Write the batch "
-        f"loop in the kernel: load or slice one 2-D page per batch and use pl.matmul / pl.matmul_acc on it."
-        f"{where(var, span)}"
+        f"{PASS}: {op} batch dimensions must broadcast, but extents {a} and {b} meet on one axis (each batch axis "
+        f"must be equal, or 1 on one side){where(var, span)}"
+    )
+
+
+def bmm_store_rank(var: str | None, span: Span | None) -> PassError:
+    return PassError(
+        f"{PASS}: tile.store offsets rank must match batch_matmul result rank (one offset per batch axis plus the "
+        f"two matrix axes){where(var, span)}"
     )
 
 

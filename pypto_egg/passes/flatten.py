@@ -71,7 +71,7 @@ class FlattenTileNdTo2D:
             if call.op == "tile.assemble" and plan is not None and plan.op == "Fail":
                 raise failure(stmt, call, plan)
         t0 = time.perf_counter()
-        lowered = Lowerer(fn, eg.encoding, plans).run()
+        lowered = Lowerer(fn, eg.encoding, plans, eg.facts).run()
         eg.report.times["lower"] = time.perf_counter() - t0
         self.reports.append(eg.report)
         return lowered

@@ -64,9 +64,5 @@ def check_preconditions(fn: Function) -> None:
                 raise diag.assemble_offset_rank(arg0.rank, len(offset.elements), var, span)
             if src.rank != arg0.rank:
                 raise diag.assemble_source_rank(arg0.rank, src.shape, var, span)
-        if call.op in ("tile.batch_matmul", "tile.batch_matmul_acc"):
-            tiles = [t for t in (type_of(a) for a in call.args[:3]) if isinstance(t, TileType)]
-            if any(t.rank > 2 for t in tiles):
-                raise diag.batched_matmul_not_lowered(call.op, [t.shape for t in tiles], var, span)
         if call.op in _ROW_REDUCE and nd_arg0 and not call.kwarg("keepdim", True):
             raise diag.reduce_keepdim(call.op, var, span)

@@ -1,0 +1,188 @@
+"""tile.batch_matmul / tile.batch_matmul_acc per-batch unrolling (behaviours.md §L, §M: B-130..B-154)."""
+
+from __future__ import annotations
+
+import pytest
+
+import pypto_egg.language as pl
+from pypto_egg import passes
+from pypto_egg.errors import PassError
+
+from helpers import flatten
+
+
+def assigns(program) -> list:
+    return [s for s in program.functions[0].body if hasattr(s, "var")]
+
+
+def ops(program) -> list[str]:
+    return [s.value.op for s in assigns(program)]
+
+
+def bmm_program(lhs: list[int], rhs: list[int], body: str, out: list[int], extra: str = "") -> pl.Program:
+    fmt = lambda d: "[" + ", ".join(map(str, d)) + "]"  # noqa: E731
+    zeros = lambda d: fmt([0] * len(d))  # noqa: E731
+    lines = [
+        f"ta = pl.load(a, {zeros(lhs)}, {fmt(lhs)})",
+        f"tb = pl.load(b, {zeros(rhs)}, {fmt(rhs)})",
+        *body.strip().splitlines(),
+    ]
+    text = "\n".join("        " + line for line in lines)
+    return pl.parse(f"""
+import pypto_egg.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, a: pl.Tensor[{fmt(lhs)}, pl.FP16], b: pl.Tensor[{fmt(rhs)}, pl.FP16], out: pl.Out[pl.Tensor[{fmt(out)}, pl.FP32]]{extra}) -> pl.Tensor[{fmt(out)}, pl.FP32]:
+{text}
+""")
+
+
+def test_b135_pages_gather_in_a_vec_tile_when_no_store_follows():
+    before = bmm_program(
+        [2, 16, 32],
+        [2, 32, 16],
+        "c = pl.tile.batch_matmul(ta, tb)\ne = pl.tile.exp(c)\nout = pl.store(e, [0, 0, 0], out)\nreturn out",
+        [2, 16, 16],
+    )
+    after = flatten(before)
+    body = after.functions[0].body
+    assert ops(after)[2:] == ["tile.create", "tile.slice", "tile.slice", "tile.matmul", "tile.move", "tile.assemble",
+                              "tile.slice", "tile.slice", "tile.matmul", "tile.move", "tile.assemble", "tile.exp",
+                              "tile.store"]  # fmt: skip
+    create = body[2]
+    assert [d.value for d in create.value.args[0].elements] == [32, 16] and create.value.kwarg(
+        "target_memory"
+    ) is pl.Mem.Vec
+    assembles = [s for s in assigns(after) if s.value.op == "tile.assemble"]
+    assert [[d.value for d in s.value.args[2].elements] for s in assembles] == [[0, 0], [16, 0]]
+    slices = [s for s in assigns(after) if s.value.op == "tile.slice"]
+    assert [[d.value for d in s.value.args[2].elements] for s in slices] == [[0, 0], [0, 0], [16, 0], [32, 0]]
+
+
+def test_b136_a_following_store_becomes_one_store_per_page_with_its_kwargs():
+    before = bmm_program(
+        [3, 16, 32],
+        [3, 32, 16],
+        "c = pl.tile.batch_matmul(ta, tb)\nout = pl.store(c, [0, 0, 0], out, atomic=pl.AtomicType.Add)\nreturn out",
+        [3, 16, 16],
+    )
+    after = flatten(before)
+    stores = [s for s in assigns(after) if s.value.op == "tile.store"]
+    assert len(stores) == 3 and "tile.move" not in ops(after)  # stores leave straight out of Acc
+    assert [[d.value for d in s.value.args[1].elements] for s in stores] == [[0, 0, 0], [1, 0, 0], [2, 0, 0]]
+    assert all([d.value for d in s.value.args[3].elements] == [1, 16, 16] for s in stores)
+    assert all(s.value.kwarg("atomic") is pl.AtomicType.Add for s in stores)
+    assert stores[1].value.args[2] is stores[0].var and stores[2].value.args[2] is stores[1].var
+    assert after.functions[0].body[-1].values[0] is stores[-1].var
+
+
+def test_b134_a_single_page_is_one_matmul_bound_to_the_result():
+    before = bmm_program(
+        [1, 16, 32],
+        [1, 32, 16],
+        "c = pl.tile.batch_matmul(ta, tb)\nd = pl.tile.move(c, target_memory=pl.Mem.Vec)\nout = pl.store(d, [0, 0, 0], out)\nreturn out",
+        [1, 16, 16],
+    )
+    after = flatten(before)
+    assert ops(after) == [
+        "tile.load",
+        "tile.load",
+        "tile.slice",
+        "tile.slice",
+        "tile.matmul",
+        "tile.move",
+        "tile.store",
+    ]
+    mm = after.functions[0].body[4]
+    assert mm.var.name == "c" and [d.value for d in mm.var.type.shape] == [16, 16]
+
+
+def test_b137_a_broadcast_operand_reslices_its_single_page():
+    before = bmm_program(
+        [1, 16, 32],
+        [2, 2, 32, 16],
+        "c = pl.tile.batch_matmul(ta, tb)\nout = pl.store(c, [0, 0, 0, 0], out)\nreturn out",
+        [2, 2, 16, 16],
+    )
+    after = flatten(before)
+    slices = [s.value for s in assigns(after) if s.value.op == "tile.slice"]
+    lhs = [[d.value for d in c.args[2].elements] for c in slices[0::2]]
+    rhs = [[d.value for d in c.args[2].elements] for c in slices[1::2]]
+    assert lhs == [[0, 0]] * 4 and rhs == [[0, 0], [32, 0], [64, 0], [96, 0]]
+    stores = [s.value for s in assigns(after) if s.value.op == "tile.store"]
+    assert [[d.value for d in c.args[1].elements] for c in stores] == [
+        [0, 0, 0, 0],
+        [0, 1, 0, 0],
+        [1, 0, 0, 0],
+        [1, 1, 0, 0],
+    ]
+
+
+def test_b137_a_transpose_view_operand_pages_by_columns():
+    before = bmm_program(
+        [2, 16, 32],
+        [2, 16, 32],
+        "bt = pl.tile.transpose_view(tb)\nc = pl.tile.batch_matmul(ta, bt)\nout = pl.store(c, [0, 0, 0], out)\nreturn out",
+        [2, 16, 16],
+    )
+    after = flatten(before)
+    view = after.functions[0].body[2]
+    assert view.value.op == "tile.transpose_view" and [d.value for d in view.var.type.shape] == [32, 32]
+    rhs_slices = [
+        s.value for s in assigns(after) if s.value.op == "tile.slice" and s.value.args[0] is view.var
+    ]
+    assert [[d.value for d in c.args[2].elements] for c in rhs_slices] == [[0, 0], [0, 16]]
+    assert all([d.value for d in c.args[1].elements] == [32, 16] for c in rhs_slices)
+
+
+def test_b130_safe_batch_only_reshape_is_looked_through():
+    before = bmm_program(
+        [2, 16, 32],
+        [1, 2, 32, 16],
+        "r = pl.tile.reshape(ta, [1, 2, 16, 32])\nc = pl.tile.batch_matmul(r, tb)\nout = pl.store(c, [0, 0, 0, 0], out)\nreturn out",
+        [1, 2, 16, 16],
+    )
+    after = flatten(before)
+    lhs_slices = [s.value for s in assigns(after) if s.value.op == "tile.slice" and "lhs" in s.var.name]
+    assert all(c.args[0] is after.functions[0].body[0].var for c in lhs_slices)
+
+
+def test_b153_single_page_accumulator_forwards_init_cond():
+    before = bmm_program([1, 16, 32], [1, 32, 16],
+                         "acc = pl.tile.create([1, 16, 16], dtype=pl.FP32, target_memory=pl.Mem.Acc)\n"
+                         "for k, (c,) in pl.range(2, init_values=(acc,)):\n"
+                         "    d = pl.tile.batch_matmul_acc(c, ta, tb, k == 0)\n"
+                         "    r = pl.yield_(d)\n"
+                         "out = pl.store(r, [0, 0, 0], out)\nreturn out", [1, 16, 16])  # fmt: skip
+    after = flatten(before)
+    loop = after.functions[0].body[3]
+    mm = loop.body[2].value
+    assert mm.op == "tile.matmul_acc" and len(mm.args) == 4 and mm.args[0] is loop.iter_args[0].var
+    assert [s.value.op for s in loop.body[:3]] == ["tile.slice", "tile.slice", "tile.matmul_acc"]
+
+
+def test_b154_multi_page_accumulator_updates_row_windows():
+    before = bmm_program([2, 8, 32], [2, 32, 16],
+                         "acc = pl.tile.create([2, 8, 16], dtype=pl.FP32, target_memory=pl.Mem.Acc)\n"
+                         "d = pl.tile.batch_matmul_acc(acc, ta, tb)\n"
+                         "out = pl.store(d, [0, 0, 0], out)\nreturn out", [2, 8, 16])  # fmt: skip
+    after = flatten(before)
+    body = after.functions[0].body
+    windows = [s.value for s in assigns(after) if s.var.name.startswith("acc_page_")]
+    assert [[d.value for d in c.args[2].elements] for c in windows] == [[0, 0], [8, 0]]
+    assert ops(after).count("tile.matmul_acc") == 2 and "tile.move" not in ops(after)
+    assert [d.value for d in body[-2].value.args[3].elements] == [2, 8, 16]
+
+
+def test_b132_batch_dims_must_broadcast():
+    """The DSL checks the operands it sees; peeling the reshape reveals batch dims [4] against [2, 2]."""
+    before = bmm_program(
+        [4, 16, 32],
+        [2, 2, 32, 16],
+        "r = pl.tile.reshape(ta, [2, 2, 16, 32])\nc = pl.tile.batch_matmul(r, tb)\nreturn out",
+        [2, 2, 16, 16],
+    )
+    with pytest.raises(PassError, match=r"tile.batch_matmul batch dimensions must broadcast.*4 and 2"):
+        passes.flatten_tile_nd_to_2d()(before)
