@@ -39,4 +39,6 @@ class DefaultCostModel:
         if op == "Fail":
             code = node.args[0]
             return 0.001 * FAIL_PRIORITY.get(code if isinstance(code, str) else "", 5)
+        if op == "Drop":  # a dead whole load loses to nothing but a failure
+            return 0.1
         return 0.5 if op == "Forward" else 1.0

@@ -156,7 +156,7 @@ class Lowerer:
             "LoadCollapsed": self.load_collapsed, "StorePartition": self.store, "StorePartitionFlat": self.store,
             "Alloc": self.alloc, "AssembleFold": self.assemble, "Reshape2D": self.reshape,
             "Transpose2D": self.transpose_2d, "TransposeUnroll": self.transpose_unroll, "Fail": self.fail,
-            "Rededuce": self.rededuce, "BatchMatmul": self.batch_matmul,
+            "Rededuce": self.rededuce, "BatchMatmul": self.batch_matmul, "ToMat": self.to_mat, "Drop": self.drop,
         }  # fmt: skip
 
     def _collect_vars(self) -> None:
@@ -469,6 +469,22 @@ class Lowerer:
         if isinstance(s, AssignStmt):
             ctx[s.var.uid] = acc
 
+    def to_mat(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
+        """B-043: the load states target_memory=Mat and its type lives in Mat; then the inner plan lowers it."""
+        inner = plan.args[0]
+        assert isinstance(inner, Term) and isinstance(s, AssignStmt)
+        kwargs = (*call.kwargs, ("target_memory", MemorySpace.Mat))
+        var_t = s.var.type
+        assert isinstance(var_t, TileType)
+        mat_s = replace(s, var=Var(s.var.name, retile(var_t, memory=MemorySpace.Mat), s.var.span, s.var.uid))
+        before = len(out)
+        self.handlers[inner.op](mat_s, replace(call, kwargs=kwargs), inner, ctx, out)
+        if isinstance(s, AssignStmt) and s.var.uid in ctx:
+            ctx[s.var.uid] = next(x.var for x in reversed(out[before:]) if isinstance(x, AssignStmt))
+
+    def drop(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
+        """B-115: a whole load (or its view) that every consumer re-loads per batch is dead."""
+
     def rededuce(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         args = tuple(substitute(a, ctx) for a in call.args)
         self.bind(s, self.recreate(call, args, s), ctx, out)
@@ -490,9 +506,28 @@ class Lowerer:
         geom = next(r for r in self.facts("BmmGeom") if r[0] == sid)
         nb, m, n = _int(geom[2]), _int(geom[3]), _int(geom[4])
 
+        reloads = {(r[1], r[2]): r[3:] for r in self.facts("BReload") if r[0] == sid}
+        bases = {r[1]: r[2] for r in self.facts("BmmBaseRow") if r[0] == sid}
+        bmm_row = next(r for r in self.facts("BmmRow") if r[0] == sid)
+        views = {0: _int(bmm_row[4]), 1: _int(bmm_row[5])}
+
         def page(side: int, i: int, b: int, operand: Expr) -> Var:
-            row, col, r, c = (_int(x) for x in slices[(i, side)])
             label = "lhs" if side == 0 else "rhs"
+            if (i, side) in reloads:  # re-load page b of the operand's tensor (B-138)
+                view_shape, pos, x, y = reloads[(i, side)]
+                _, base = self.enc.statements[_int(bases[side])]
+                src = substitute(base.args[0], ctx)
+                view_call = make_call("tensor.view", (src, self.tuple_of(view_shape, call)), span=span)
+                view = self.emit(f"{label}_pbview2d_{b}", view_call, s.span, out)
+                window = MakeTuple((self.decode.dim(x, span), self.decode.dim(y, span)), span)
+                load_args = (view, self.tuple_of(pos, call), window, window)
+                load = make_call("tile.load", load_args, dict(base.kwargs), base.attrs, span)
+                loaded = self.emit(f"{label}_pbload_{b}", load, s.span, out)
+                if views[side]:
+                    view_of = make_call("tile.transpose_view", (loaded,), span=span)
+                    return self.emit(f"{label}_pbview_{b}", view_of, s.span, out)
+                return loaded
+            row, col, r, c = (_int(x) for x in slices[(i, side)])
             value = make_call(
                 "tile.slice", (operand, _ints(r, c, span=span), _ints(row, col, span=span)), span=span
             )

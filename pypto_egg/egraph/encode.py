@@ -7,7 +7,7 @@ skeleton stays in Python: the lowering walks the same statements and reads each 
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,10 +22,12 @@ from ..ir.stmt import (
     ForStmt,
     Function,
     IfStmt,
+    ReturnStmt,
     ScopeStmt,
     SeqStmts,
     Stmt,
     WhileStmt,
+    YieldStmt,
 )
 from ..ir.types import MemorySpace, TensorType, TileType
 
@@ -36,7 +38,8 @@ RELATIONS: dict[str, int] = {
     "DConstRow": 2, "DSymRow": 2, "DBinRow": 4, "NilRow": 1, "ConsRow": 3,
     "OpndNilRow": 1, "OpndVarRow": 3, "OpndIntRow": 3, "OpndFloatRow": 3, "OpndOtherRow": 3,
     "LoadRow": 12, "StoreRow": 5, "AllocRow": 2, "AssembleRow": 4, "ReshapeRow": 2, "TransposeRow": 5,
-    "GenericRow": 4, "CapacityRow": 2, "BmmRow": 10, "BudgetRow": 1,
+    "GenericRow": 4, "CapacityRow": 2, "BmmRow": 10, "BudgetRow": 1, "StmtVarRow": 2, "RefRow": 4, "DefRow": 3,
+    "SafeRow": 1, "BmmBaseRow": 3, "BmmOpVarRow": 3,
 }  # fmt: skip
 BMM_OPS = ("tile.batch_matmul", "tile.batch_matmul_acc")
 _INT64_MAX = 2**63 - 1
@@ -243,9 +246,11 @@ class Encoding:
         mem = result.memory.value if result.memory is not None else "none"
         src_valid = src.view.valid_shape if src.view is not None and src.view.valid_shape else src.shape
         window_valid = call.args[3] if len(call.args) > 3 else call.args[2]
+        view = result.view
+        blayout = view.blayout.value if view is not None and view.blayout is not None else "implicit"
+        slayout = view.slayout.value if view is not None and view.slayout is not None else "implicit"
         self.rows["LoadRow"].append((
-            sid, self.dims(result.shape), self.dims(result.valid_shape), mem, result.blayout.value,
-            result.slayout.value, src.layout.value, self.dims(src.shape), self.dims(tuple_items(call.args[1])),
+            sid, self.dims(result.shape), self.dims(result.valid_shape), mem, blayout, slayout, src.layout.value, self.dims(src.shape), self.dims(tuple_items(call.args[1])),
             self.dims(tuple_items(call.args[2])), self.dims(tuple_items(window_valid)), self.dims(src_valid),
         ))  # fmt: skip
 
@@ -355,6 +360,20 @@ def batch_matmuls(enc: Encoding, fn: Function) -> None:
                     e = defs[e.uid].args[0]
                 view = isinstance(e, Var) and e.uid in defs and defs[e.uid].op == "tile.transpose_view"
                 peeled.append((e, view))
+            for side, ((e, view), orig) in enumerate(zip(peeled, ops)):
+                base = e
+                if view and isinstance(e, Var):
+                    base = defs[e.uid].args[0]
+                load = defs.get(base.uid) if isinstance(base, Var) else None
+                load_stmt = next((x for x in flat if isinstance(x, AssignStmt) and x.var is base), None)
+                base_sid = (
+                    enc.stmt_ids[id(load_stmt)]
+                    if load is not None and load.op == "tile.load" and load_stmt
+                    else -1
+                )
+                enc.rows["BmmBaseRow"].append((sid, side, base_sid))
+                if isinstance(orig, Var):
+                    enc.rows["BmmOpVarRow"].append((sid, side, orig.uid))
             types = [type_of(e) for e, _ in peeled]
             if not all(isinstance(t, TileType) for t in types):
                 raise InternalError(f"{call.op} operands must be tiles")
@@ -374,6 +393,104 @@ def batch_matmuls(enc: Encoding, fn: Function) -> None:
                                    call.args[3] if kind and len(call.args) > 3 else None, store)  # fmt: skip
 
 
+def _refs(e: object, out: list[int]) -> None:
+    """Every variable reference in an expression, with repeats."""
+    if isinstance(e, Var):
+        out.append(e.uid)
+    elif isinstance(e, BinOp):
+        _refs(e.lhs, out)
+        _refs(e.rhs, out)
+    elif isinstance(e, MakeTuple):
+        for x in e.elements:
+            _refs(x, out)
+    elif isinstance(e, Call):
+        for x in e.args:
+            _refs(x, out)
+    elif hasattr(e, "operand"):
+        _refs(e.operand, out)  # type: ignore[attr-defined]
+    elif hasattr(e, "tuple"):
+        _refs(e.tuple, out)  # type: ignore[attr-defined]
+
+
+def _all_refs(stmts: tuple[Stmt, ...], out: list[int]) -> None:
+    for s in stmts:
+        if isinstance(s, AssignStmt):
+            _refs(s.value, out)
+        elif isinstance(s, EvalStmt):
+            _refs(s.expr, out)
+        elif isinstance(s, YieldStmt | ReturnStmt):
+            for v in s.values:
+                _refs(v, out)
+        elif isinstance(s, SeqStmts):
+            _all_refs(s.stmts, out)
+        elif isinstance(s, ScopeStmt):
+            _all_refs(s.body, out)
+        elif isinstance(s, IfStmt):
+            _refs(s.condition, out)
+            _all_refs(s.then_body, out)
+            _all_refs(s.else_body or (), out)
+        elif isinstance(s, ForStmt):
+            for x in (s.start, s.stop, s.step, *(ia.init for ia in s.iter_args)):
+                _refs(x, out)
+            _all_refs(s.body, out)
+        elif isinstance(s, WhileStmt):
+            _refs(s.condition, out)
+            for ia in s.iter_args:
+                _refs(ia.init, out)
+            _all_refs(s.body, out)
+
+
+def operand_prescan(enc: Encoding, fn: Function) -> None:
+    """Reference counts per block (B-110, B-111) for the variables a block defines, as facts: the rules decide
+    which are used only as batched-matmul operands (B-112, B-113)."""
+    iter_vars = {ia.var.uid for s in _loops(fn.body) for ia in s.iter_args}
+    for block in _blocks(fn.body):
+        flat = [s for s in block if not isinstance(s, SeqStmts)]
+        top: Counter[int] = Counter()
+        occ: Counter[int] = Counter()
+        for s in flat:
+            if isinstance(s, AssignStmt) and isinstance(s.value, Call):
+                call = s.value
+                lo = 0 if call.op == "tile.batch_matmul" else 1 if call.op == "tile.batch_matmul_acc" else -1
+                for j, a in enumerate(call.args):
+                    if isinstance(a, Var) and a.uid not in iter_vars:
+                        top[a.uid] += 1
+                        if lo >= 0 and lo <= j < lo + 2:
+                            occ[a.uid] += 1
+            else:
+                refs: list[int] = []
+                if isinstance(s, AssignStmt | EvalStmt | YieldStmt | ReturnStmt):
+                    _all_refs((s,), refs)
+                elif isinstance(s, IfStmt):
+                    _refs(s.condition, refs)
+                elif isinstance(s, ForStmt):
+                    for x in (s.start, s.stop, s.step, *(ia.init for ia in s.iter_args)):
+                        _refs(x, refs)
+                elif isinstance(s, WhileStmt):
+                    _refs(s.condition, refs)
+                    for ia in s.iter_args:
+                        _refs(ia.init, refs)
+                top.update(refs)
+        every: list[int] = []
+        _all_refs(block, every)
+        total = Counter(every)
+        for s in flat:
+            if isinstance(s, AssignStmt) and isinstance(s.value, Call) and not s.value.is_function:
+                v = s.var.uid
+                enc.rows["RefRow"].append((v, occ[v], top[v], total[v]))
+                arg0 = s.value.args[0] if s.value.args else None
+                enc.rows["DefRow"].append((v, s.value.op, arg0.uid if isinstance(arg0, Var) else -1))
+                if _safe_peelable(s.value):
+                    enc.rows["SafeRow"].append((v,))
+
+
+def _loops(body: tuple[Stmt, ...]) -> Iterator[ForStmt | WhileStmt]:
+    for block in _blocks(body):
+        for s in block:
+            if isinstance(s, ForStmt | WhileStmt):
+                yield s
+
+
 def encode_function(fn: Function, backend: Backend | None) -> Encoding:
     """Requests for every assigned tile op; an evaluated call is only substituted and re-deduced (B-026)."""
     enc = Encoding()
@@ -381,6 +498,10 @@ def encode_function(fn: Function, backend: Backend | None) -> Encoding:
         if isinstance(s, AssignStmt):
             enc.statement(s, call)
     batch_matmuls(enc, fn)
+    operand_prescan(enc, fn)
+    for st, sid in ((st, sid) for sid, (st, _) in enumerate(enc.statements)):
+        if isinstance(st, AssignStmt):
+            enc.rows["StmtVarRow"].append((sid, st.var.uid))
     mat = backend.capacity.get(MemorySpace.Mat) if backend is not None else None
     enc.rows["BudgetRow"].append((mat if mat is not None else _INT64_MAX,))
     if backend is not None:
