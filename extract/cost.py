@@ -41,4 +41,9 @@ class DefaultCostModel:
             return 0.001 * FAIL_PRIORITY.get(code if isinstance(code, str) else "", 5)
         if op == "Drop":  # a dead whole load loses to nothing but a failure
             return 0.1
+        if op in (
+            "AllocAcc",
+            "PackedDrain",
+        ):  # a packed chain's allocation and drain replace the generic ones
+            return 0.2
         return 0.5 if op == "Forward" else 1.0

@@ -18,6 +18,7 @@ from pypto_egg.ir.equality import structural_equal
 from pypto_egg.ir.expr import (
     BinOp,
     Call,
+    ConstBool,
     ConstInt,
     Expr,
     MakeTuple,
@@ -157,6 +158,7 @@ class Lowerer:
             "Alloc": self.alloc, "AssembleFold": self.assemble, "Reshape2D": self.reshape,
             "Transpose2D": self.transpose_2d, "TransposeUnroll": self.transpose_unroll, "Fail": self.fail,
             "Rededuce": self.rededuce, "BatchMatmul": self.batch_matmul, "ToMat": self.to_mat, "Drop": self.drop,
+            "AllocAcc": self.alloc_acc, "PackedDrain": self.packed_drain,
         }  # fmt: skip
 
     def _collect_vars(self) -> None:
@@ -482,6 +484,35 @@ class Lowerer:
         if isinstance(s, AssignStmt) and s.var.uid in ctx:
             ctx[s.var.uid] = next(x.var for x in reversed(out[before:]) if isinstance(x, AssignStmt))
 
+    def alloc_acc(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
+        """The packed accumulator: one [M, B*N] tile in Acc (B-060, B-173)."""
+        kwargs = {**dict(call.kwargs), "target_memory": MemorySpace.Acc}
+        value = make_call(
+            call.op, (self.tuple_of(plan.args[0], call), *call.args[1:]), kwargs, call.attrs, call.span
+        )
+        self.bind(s, replace(value, type=carry(value.type, s.var.type if isinstance(s, AssignStmt) else value.type)),
+                  ctx, out)  # fmt: skip
+
+    def packed_drain(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
+        """A packed accumulator drains page by page straight out of L0C (B-175)."""
+        sid = self.enc.stmt_ids[id(s)]
+        pages = sorted((r[1], r[2], r[3], r[4]) for r in self.facts("DrainPage") if r[0] == sid)
+        acc = substitute(call.args[0], ctx)
+        tensor = substitute(call.args[2], ctx)
+        span = call.span
+        name = self.var_name(s) or "drain"
+        last: Var | None = None
+        for i, col, offsets, window in pages:
+            w = window
+            m, n = self.decode.dims(w)[-2:]
+            page = self.emit(f"acc_drain_{i}", make_call("tile.slice", (acc, MakeTuple((m, n), span),
+                             _ints(0, _int(col), span=span)), span=span), s.span, out)  # fmt: skip
+            args = (page, self.tuple_of(offsets, call), tensor, self.tuple_of(window, call))
+            last = self.emit(f"{name}_{i}", replace(call, args=args, type=type_of(tensor)), s.span, out)
+            tensor = last
+        if isinstance(s, AssignStmt) and last is not None:
+            ctx[s.var.uid] = last
+
     def drop(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         """B-115: a whole load (or its view) that every consumer re-loads per batch is dead."""
 
@@ -498,6 +529,7 @@ class Lowerer:
         pages = sorted((r[1], r[2], r[3]) for r in self.facts("BPage") if r[0] == sid)
         slices = {(r[1], r[2]): r[3:] for r in self.facts("BSlice") if r[0] == sid}
         rows = {r[1]: r[2] for r in self.facts("BRowWin") if r[0] == sid}
+        cols = {r[1]: r[2] for r in self.facts("BColWin") if r[0] == sid}
         stores = {r[1]: (r[2], r[3]) for r in self.facts("BStore") if r[0] == sid}
         lhs, rhs = substitute(info.lhs, ctx), substitute(info.rhs, ctx)
         result_t = s.var.type if isinstance(s, AssignStmt) else call.type
@@ -553,6 +585,17 @@ class Lowerer:
             elif mode == "acc-fast":
                 args = (acc, lp, rp) if init is None else (acc, lp, rp, init)
                 last = self.bind(s, self.recreate(replace(call, op="tile.matmul_acc"), args, s), ctx, out)  # type: ignore[arg-type]
+            elif mode in ("packed-producer", "acc-cols"):
+                assert acc is not None
+                offset = _ints(0, cols[i], span=span)  # one tuple for the window and its writeback (B-139)
+                win = self.emit(f"acc_page_{i}", make_call("tile.slice", (acc, _ints(m, n, span=span), offset),
+                                span=span), s.span, out)  # fmt: skip
+                cond: Expr | None = ConstBool(True, span) if mode == "packed-producer" else init
+                args = (win, lp, rp) if cond is None else (win, lp, rp, cond)
+                part = self.emit(
+                    f"matmul_acc_{i}", make_call("tile.matmul_acc", args, span=span), s.span, out
+                )
+                acc = self.emit(name, make_call("tile.assemble", (acc, part, offset), span=span), s.span, out)
             elif mode == "acc-rows":
                 assert acc is not None
                 win = self.emit(f"acc_page_{i}", make_call("tile.slice", (acc, _ints(m, n, span=span),
@@ -589,7 +632,11 @@ class Lowerer:
                     value = replace(sv, args=tuple(page_args), type=type_of(store_args[2]))
                     store_args[2] = self.emit(f"{info.store.var.name}_{i}", value, info.store.span, out)
                     last = store_args[2]
-        if mode in ("general", "acc-rows") and isinstance(s, AssignStmt) and acc is not None:
+        if (
+            mode in ("general", "acc-rows", "acc-cols", "packed-producer")
+            and isinstance(s, AssignStmt)
+            and acc is not None
+        ):
             ctx[s.var.uid] = acc
         if mode == "fused" and info.store is not None:
             self.consumed[id(info.store)] = last if isinstance(last, Var) else None
@@ -615,6 +662,11 @@ def failure(s: Stmt, call: Call, plan: Term) -> Exception:
         return diag.transpose_batch_axis(nums[0], nums[1], nums[2], var, span)
     if code == "D-21":
         return diag.transpose_axis_range(nums[0], nums[1], var, span)
+    if code.startswith("D-30:"):
+        acc_t = type_of(call.args[0])
+        dtype = acc_t.dtype.label if isinstance(acc_t, TileType) else "?"
+        rank = acc_t.rank if isinstance(acc_t, TileType) else 0
+        return diag.accumulator_rejected(code[5:], nums[0], nums[1], nums[2], dtype, rank, var, span)
     if code == "BMM-BCAST":
         return diag.batch_dims_do_not_broadcast(call.op, nums[0], nums[1], var, span)
     if code == "BMM-STORE-RANK":

@@ -39,7 +39,8 @@ RELATIONS: dict[str, int] = {
     "OpndNilRow": 1, "OpndVarRow": 3, "OpndIntRow": 3, "OpndFloatRow": 3, "OpndOtherRow": 3,
     "LoadRow": 12, "StoreRow": 5, "AllocRow": 2, "AssembleRow": 4, "ReshapeRow": 2, "TransposeRow": 5,
     "GenericRow": 4, "CapacityRow": 2, "BmmRow": 10, "BudgetRow": 1, "StmtVarRow": 2, "RefRow": 4, "DefRow": 3,
-    "SafeRow": 1, "BmmBaseRow": 3, "BmmOpVarRow": 3,
+    "SafeRow": 1, "BmmBaseRow": 3, "BmmOpVarRow": 3, "AliasRow": 2, "AccVarRow": 6, "DefKindRow": 2, "UseKindRow": 3,
+    "PoisonRow": 1, "BmmAccRow": 2, "AccBudgetRow": 1,
 }  # fmt: skip
 BMM_OPS = ("tile.batch_matmul", "tile.batch_matmul_acc")
 _INT64_MAX = 2**63 - 1
@@ -491,6 +492,152 @@ def _loops(body: tuple[Stmt, ...]) -> Iterator[ForStmt | WhileStmt]:
                 yield s
 
 
+def _own_yields(body: tuple[Stmt, ...]) -> list[YieldStmt]:
+    out: list[YieldStmt] = []
+    for s in body:
+        if isinstance(s, YieldStmt):
+            out.append(s)
+        elif isinstance(s, SeqStmts):
+            out += _own_yields(s.stmts)
+        elif isinstance(s, ScopeStmt):
+            out += _own_yields(s.body)
+    return out
+
+
+def accumulator_facts(enc: Encoding, fn: Function) -> None:
+    """The same-buffer alias graph of the function (B-170) as facts: edges, how each variable is defined and
+    used, and its type. The rules find the chains (connected components) and decide how each is packed."""
+    rows = enc.rows
+    seen: set[int] = set()
+
+    def var_info(v: Var) -> None:
+        if v.uid in seen or not isinstance(v.type, TileType):
+            return
+        seen.add(v.uid)
+        t = v.type
+        static = all(static_int(d) is not None for d in t.shape)
+        partial = any(not (static_int(a) is not None and static_int(a) == static_int(b))
+                      for a, b in zip(t.valid_shape, t.shape))  # fmt: skip
+        mem = t.memory.value if t.memory is not None else "none"
+        rows["AccVarRow"].append((v.uid, enc.dims(t.shape), t.dtype.nbytes, mem, int(partial), int(static)))
+
+    def use(e: object, kind: str, sid: int = -1) -> None:
+        refs: list[int] = []
+        _refs(e, refs)
+        for r in refs:
+            rows["UseKindRow"].append((r, kind, sid))
+
+    def edge(a: Var, b: object) -> None:
+        if isinstance(b, Var):
+            var_info(a)
+            var_info(b)
+            rows["AliasRow"].append((a.uid, b.uid))
+
+    def walk(body: tuple[Stmt, ...]) -> None:
+        for s in body:
+            if isinstance(s, AssignStmt):
+                v, value = s.var, s.value
+                var_info(v)
+                if isinstance(value, Var):
+                    edge(v, value)
+                    rows["DefKindRow"].append((v.uid, "alias"))
+                elif isinstance(value, Call) and not value.is_function:
+                    op, args = value.op, value.args
+                    sid = enc.stmt_ids.get(id(s), -1)
+                    if op in ("tile.batch_matmul_acc", "tile.matmul_acc", "tile.assemble") and isinstance(
+                        args[0], Var
+                    ):
+                        edge(v, args[0])
+                        rows["DefKindRow"].append(
+                            (v.uid, "accumulate" if op != "tile.assemble" else "insert")
+                        )
+                        rest = args[1:]
+                    else:
+                        kind = {"tile.create": "create", "tile.batch_matmul": "bmm"}.get(op, op)
+                        rows["DefKindRow"].append((v.uid, kind))
+                        rest = args
+                        if args and isinstance(args[0], Var):
+                            first = args[0]
+                            if op == "tile.store":
+                                offs = args[1]
+                                dst = type_of(args[2])
+                                ok = (len(args) == 3 and isinstance(offs, MakeTuple) and isinstance(dst, TensorType)
+                                      and isinstance(first.type, TileType) and len(offs.elements) == first.type.rank
+                                      and dst.rank == first.type.rank)  # fmt: skip
+                                rows["UseKindRow"].append(
+                                    (first.uid, "drain-store" if ok else "tile.store", sid)
+                                )
+                                rest = args[1:]
+                            elif op == "tile.move":
+                                rows["UseKindRow"].append((first.uid, "drain-move", sid))
+                                rest = args[1:]
+                    for a in rest:
+                        use(a, f"operand:{op}")
+                else:
+                    use(value, "other")
+            elif isinstance(s, EvalStmt):
+                use(s.expr, "other")
+            elif isinstance(s, ReturnStmt):
+                for x in s.values:
+                    use(x, "other")
+            elif isinstance(s, SeqStmts):
+                walk(s.stmts)
+            elif isinstance(s, ScopeStmt):
+                walk(s.body)
+            elif isinstance(s, IfStmt):
+                use(s.condition, "other")
+                walk(s.then_body)
+                walk(s.else_body or ())
+                ty, ey = _own_yields(s.then_body), _own_yields(s.else_body or ())
+                ok = len(ty) == 1 and len(ey) == 1 and s.else_body is not None
+                for i, rv in enumerate(s.return_vars):
+                    var_info(rv)
+                    rows["DefKindRow"].append((rv.uid, "carry"))
+                    if ok and i < len(ty[0].values) and i < len(ey[0].values):
+                        edge(rv, ty[0].values[i])
+                        edge(rv, ey[0].values[i])
+                    else:
+                        rows["PoisonRow"].append((rv.uid,))
+            elif isinstance(s, ForStmt | WhileStmt):
+                if isinstance(s, ForStmt):
+                    for x in (s.start, s.stop, s.step):
+                        use(x, "other")
+                else:
+                    use(s.condition, "other")
+                walk(s.body)
+                ys = _own_yields(s.body)
+                for i, ia in enumerate(s.iter_args):
+                    var_info(ia.var)
+                    rows["DefKindRow"].append((ia.var.uid, "carry"))
+                    if isinstance(ia.init, Var):
+                        edge(ia.var, ia.init)
+                    else:
+                        use(ia.init, "other")
+                        rows["PoisonRow"].append((ia.var.uid,))
+                    ret = s.return_vars[i] if i < len(s.return_vars) else None
+                    if ret is not None:
+                        var_info(ret)
+                        rows["DefKindRow"].append((ret.uid, "carry"))
+                        edge(ret, ia.var)
+                    if len(ys) == 1 and len(ys[0].values) == len(s.iter_args):
+                        edge(ia.var, ys[0].values[i])
+                    else:
+                        rows["PoisonRow"].append((ia.var.uid,))
+                        if ret is not None:
+                            rows["PoisonRow"].append((ret.uid,))
+            elif isinstance(s, YieldStmt):
+                pass  # the carries above join yields to their loop or if
+
+    for p in fn.params:
+        var_info(p.var)
+        rows["PoisonRow"].append((p.var.uid,))
+    walk(fn.body)
+    for sid, (st, call) in enumerate(enc.statements):
+        if call.op == "tile.batch_matmul_acc" and isinstance(call.args[0], Var):
+            var_info(call.args[0])
+            rows["BmmAccRow"].append((sid, call.args[0].uid))
+
+
 def encode_function(fn: Function, backend: Backend | None) -> Encoding:
     """Requests for every assigned tile op; an evaluated call is only substituted and re-deduced (B-026)."""
     enc = Encoding()
@@ -499,6 +646,9 @@ def encode_function(fn: Function, backend: Backend | None) -> Encoding:
             enc.statement(s, call)
     batch_matmuls(enc, fn)
     operand_prescan(enc, fn)
+    accumulator_facts(enc, fn)
+    acc = backend.capacity.get(MemorySpace.Acc) if backend is not None else None
+    enc.rows["AccBudgetRow"].append((acc if acc else _INT64_MAX,))
     for st, sid in ((st, sid) for sid, (st, _) in enumerate(enc.statements)):
         if isinstance(st, AssignStmt):
             enc.rows["StmtVarRow"].append((sid, st.var.uid))

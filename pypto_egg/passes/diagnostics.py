@@ -175,3 +175,63 @@ def transpose_axis_range(axis: int, rank: int, var: str | None, span: Span | Non
 
 def internal(message: str) -> InternalError:
     return InternalError(f"{PASS}: internal error: {message}")
+
+
+_CHAIN_REASONS = {
+    "R2": "the same accumulator is written by two tile.batch_matmul_acc calls with different batch geometries, so "
+          "there is no single packed shape for it",
+    "R3": "the accumulator is allocated by several separate definitions that control flow then merges into one "
+          "value, and reconciling them would need an L0C-to-L0C copy the hardware does not have",
+    "R4": "the accumulator element is not 4 bytes wide ({dtype}), so its L0C tile has no 16x16 box grid",
+    "R5": "the page row extent M={m} is not a multiple of 16",
+    "R6": "the page column extent N={n} is not a multiple of 16",
+    "R7": "the packed accumulator needs {bytes} bytes of Acc (L0C), which exceeds the budget this target has",
+    "R9": "the accumulator reaches a function parameter or a control-flow carry this pass cannot retype",
+    "R10": "an SSA name for the accumulator does not carry its {rank}-D shape, so the chain is not one buffer",
+    "R11": "the accumulator carries a partial valid_shape, which has no equivalent once the pages sit side by side "
+           "in one tile",
+    "R13": "the accumulator is annotated to live in a memory other than Acc, but only the matrix unit writes Acc (L0C)",
+    "R16": "the accumulator is produced by an op that cannot write Acc (L0C) at all -- only the matrix unit writes "
+           "that memory, and no target has a data path into it",
+    "R19": "the accumulator is stored through a tile.store whose window this pass cannot split into one store per "
+           "batch page",
+    "R20": "the accumulator is drained by tile.move into a vector epilogue, and gathering the pages of a multi-batch "
+           "Acc (L0C) result into one vector tile is not expressible -- the moved pages keep L0C's block layout, "
+           "which tile.assemble cannot write into a row-packed vector tile",
+    "R21": "the accumulator is consumed by an op that reads it as one flat tile rather than one page at a time",
+}  # fmt: skip
+_CHAIN_WORKAROUNDS = {
+    "R3": "Workaround: give the accumulator a single allocation that every branch and iteration writes in place -- "
+          "hoist the tile.create above the branch (or the loop) and make the first-iteration case a "
+          "tile.batch_matmul_acc with init_cond=True, which overwrites the pages instead of allocating a second buffer.",
+    "R16": "Workaround: an accumulator has to come from a matmul, or from an allocation (pl.tile.create) the compiler "
+           "is free to place in Acc memory. This is not about the batch dimension -- the same accumulator fails the "
+           "same way at batch 1.",
+    "R20": "Workaround: store each batch page to global memory and reload it for the vector work, or write the batch "
+           "loop out in the kernel. This limit is not specific to accumulators -- a plain batch>1 pl.matmul followed "
+           "by a vector op fails the same way, at any page width.",
+}  # fmt: skip
+_DEFAULT_WORKAROUND = (
+    "Workarounds: write the batch loop out in the kernel and accumulate each page into its own 2-D tile "
+    "(pl.matmul / pl.matmul_acc on 2-D operands); or keep the accumulator at most 16 columns wide, which fits a "
+    "single L0C block column and needs no packing."
+)
+
+
+def accumulator_rejected(reason: str, b: int, m: int, n: int, dtype: str, rank: int, var: str | None,
+                         span: Span | None) -> PassError:  # fmt: skip
+    """D-30: a batched accumulator chain that can neither be packed along columns nor stay row-packed."""
+    text = _CHAIN_REASONS.get(reason, reason).format(dtype=dtype, m=m, n=n, bytes=b * m * n * 4, rank=rank)
+    geometry = ""
+    if reason not in ("R3", "R16", "R20"):
+        geometry = (
+            f"The pages of a batched accumulator have to be packed along COLUMNS — one {m}x{b * n} Acc (L0C) tile "
+            f"with page b at tile.slice(acc, [{m}, {n}], [0, b * {n}]) — because the hardware MAD writes its "
+            f"destination compactly and has no destination stride, so a row window of a multi-block-column "
+            f"accumulator is not addressable. That packing needs M and N to be whole multiples of 16, a 4-byte "
+            f"(FP32/INT32) accumulator, one buffer per chain, and the whole {b * m * n * 4}-byte tile to fit L0C.\n"
+        )
+    return PassError(
+        f"tile.batch_matmul_acc: cannot lower a batch-{b} accumulator of {m}x{n} {dtype} pages, because {text}.\n"
+        f"{geometry}{_CHAIN_WORKAROUNDS.get(reason, _DEFAULT_WORKAROUND)}{where(var, span)}"
+    )
