@@ -632,7 +632,7 @@ def accumulator_facts(enc: Encoding, fn: Function) -> None:
         var_info(p.var)
         rows["PoisonRow"].append((p.var.uid,))
     walk(fn.body)
-    for sid, (st, call) in enumerate(enc.statements):
+    for sid, (_, call) in enumerate(enc.statements):
         if call.op == "tile.batch_matmul_acc" and isinstance(call.args[0], Var):
             var_info(call.args[0])
             rows["BmmAccRow"].append((sid, call.args[0].uid))
