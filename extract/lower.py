@@ -573,6 +573,10 @@ class Lowerer:
             acc = self.emit(
                 name, make_call("tile.create", (_ints(nb * m, n, span=span),), kw, span=span), s.span, out
             )
+        if mode == "packed-producer":  # the chain's one Acc buffer, allocated here (B-139)
+            kw = {"dtype": result_t.dtype, "target_memory": MemorySpace.Acc}
+            packed = make_call("tile.create", (_ints(m, nb * n, span=span),), kw, span=span)
+            acc = self.emit(name, packed, s.span, out)
         if mode == "fused" and info.store is not None:
             sv = info.store.value
             assert isinstance(sv, Call)
