@@ -261,3 +261,140 @@ class P:
     per_batch = flatten(before, backend="Ascend910B", seeds=(0,))  # 2 x 512 KiB > 512 KiB of Mat
     assert sum("pbload" in s.var.name for s in assigns(per_batch)) == 8
     assert not any(s.var.name in ("ta", "tb") for s in assigns(per_batch))
+
+
+def test_example3_single_page_matmul_and_matmul_acc_forward_init_cond():
+    """behaviours.md §5.4 Example 3 (the reference's fully pinned output), from its tile-level Before."""
+
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore, level=pl.Level.CHIP_DIE, role=pl.Role.SubWorker)
+        def main_incore_0(
+            h0: pl.Tensor[[16, 256], pl.BF16],
+            w0: pl.Tensor[[1, 64, 256], pl.BF16],
+            h1: pl.Tensor[[16, 256], pl.BF16],
+            w1: pl.Tensor[[1, 64, 256], pl.BF16],
+            k: pl.Scalar[pl.INDEX],
+            out_0: pl.Out[pl.Tensor[[1, 16, 64], pl.FP32]],
+        ) -> pl.Tensor[[1, 16, 64], pl.FP32]:
+            h0_mat = pl.tile.load(
+                h0,
+                [0, 0],
+                [16, 256],
+                target_memory=pl.Mem.Mat,
+                attrs={"__compiler_tensor_to_tile_mat_bridge": True},
+            )
+            w0_mat = pl.tile.load(
+                w0,
+                [0, 0, 0],
+                [1, 64, 256],
+                target_memory=pl.Mem.Mat,
+                attrs={"__compiler_tensor_to_tile_mat_bridge": True},
+            )
+            w0_mat_t = pl.tile.transpose_view(w0_mat)
+            acc__tile = pl.tile.batch_matmul(h0_mat, w0_mat_t)
+            h1_mat = pl.tile.load(
+                h1,
+                [0, 0],
+                [16, 256],
+                target_memory=pl.Mem.Mat,
+                attrs={"__compiler_tensor_to_tile_mat_bridge": True},
+            )
+            w1_mat = pl.tile.load(
+                w1,
+                [0, 0, 0],
+                [1, 64, 256],
+                target_memory=pl.Mem.Mat,
+                attrs={"__compiler_tensor_to_tile_mat_bridge": True},
+            )
+            w1_mat_t = pl.tile.transpose_view(w1_mat)
+            acc__tile_1 = pl.tile.batch_matmul_acc(acc__tile, h1_mat, w1_mat_t, k == 0)
+            out_0__tile = pl.tile.store(acc__tile_1, [0, 0, 0], out_0)
+            return out_0__tile
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore, level=pl.Level.CHIP_DIE, role=pl.Role.SubWorker)
+        def main_incore_0(
+            h0: pl.Tensor[[16, 256], pl.BF16],
+            w0: pl.Tensor[[1, 64, 256], pl.BF16],
+            h1: pl.Tensor[[16, 256], pl.BF16],
+            w1: pl.Tensor[[1, 64, 256], pl.BF16],
+            k: pl.Scalar[pl.INDEX],
+            out_0: pl.Out[pl.Tensor[[1, 16, 64], pl.FP32]],
+        ) -> pl.Tensor[[1, 16, 64], pl.FP32]:
+            h0_mat: pl.Tile[[16, 256], pl.BF16, pl.Mem.Mat] = pl.tile.load(
+                h0,
+                [0, 0],
+                [16, 256],
+                [16, 256],
+                target_memory=pl.Mem.Mat,
+                attrs={"__compiler_tensor_to_tile_mat_bridge": True},
+            )
+            w0_mat_view2d: pl.Tensor[
+                [64, 256], pl.BF16, pl.TensorView(stride=[256, 1], layout=pl.TensorLayout.ND)
+            ] = pl.tensor.view(w0, [64, 256])
+            w0_mat: pl.Tile[[64, 256], pl.BF16, pl.Mem.Mat] = pl.tile.load(
+                w0_mat_view2d,
+                [0, 0],
+                [64, 256],
+                [64, 256],
+                target_memory=pl.Mem.Mat,
+                attrs={"__compiler_tensor_to_tile_mat_bridge": True},
+            )
+            w0_mat_t: pl.Tile[
+                [256, 64],
+                pl.BF16,
+                pl.Mem.Mat,
+                pl.TileView(blayout=pl.TileLayout.row_major, slayout=pl.TileLayout.col_major),
+            ] = pl.tile.transpose_view(w0_mat)
+            lhs_slice_0: pl.Tile[[16, 256], pl.BF16, pl.Mem.Mat] = pl.tile.slice(h0_mat, [16, 256], [0, 0])
+            rhs_slice_0: pl.Tile[
+                [256, 64],
+                pl.BF16,
+                pl.Mem.Mat,
+                pl.TileView(blayout=pl.TileLayout.row_major, slayout=pl.TileLayout.col_major),
+            ] = pl.tile.slice(w0_mat_t, [256, 64], [0, 0])
+            acc__tile: pl.Tile[[16, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(lhs_slice_0, rhs_slice_0)
+            h1_mat: pl.Tile[[16, 256], pl.BF16, pl.Mem.Mat] = pl.tile.load(
+                h1,
+                [0, 0],
+                [16, 256],
+                [16, 256],
+                target_memory=pl.Mem.Mat,
+                attrs={"__compiler_tensor_to_tile_mat_bridge": True},
+            )
+            w1_mat_view2d: pl.Tensor[
+                [64, 256], pl.BF16, pl.TensorView(stride=[256, 1], layout=pl.TensorLayout.ND)
+            ] = pl.tensor.view(w1, [64, 256])
+            w1_mat: pl.Tile[[64, 256], pl.BF16, pl.Mem.Mat] = pl.tile.load(
+                w1_mat_view2d,
+                [0, 0],
+                [64, 256],
+                [64, 256],
+                target_memory=pl.Mem.Mat,
+                attrs={"__compiler_tensor_to_tile_mat_bridge": True},
+            )
+            w1_mat_t: pl.Tile[
+                [256, 64],
+                pl.BF16,
+                pl.Mem.Mat,
+                pl.TileView(blayout=pl.TileLayout.row_major, slayout=pl.TileLayout.col_major),
+            ] = pl.tile.transpose_view(w1_mat)
+            lhs_slice_0_1: pl.Tile[[16, 256], pl.BF16, pl.Mem.Mat] = pl.tile.slice(h1_mat, [16, 256], [0, 0])
+            rhs_slice_0_1: pl.Tile[
+                [256, 64],
+                pl.BF16,
+                pl.Mem.Mat,
+                pl.TileView(blayout=pl.TileLayout.row_major, slayout=pl.TileLayout.col_major),
+            ] = pl.tile.slice(w1_mat_t, [256, 64], [0, 0])
+            acc__tile_1: pl.Tile[[16, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul_acc(
+                acc__tile, lhs_slice_0_1, rhs_slice_0_1, k == 0
+            )
+            out_0__tile: pl.Tensor[[1, 16, 64], pl.FP32] = pl.tile.store(
+                acc__tile_1, [0, 0, 0], out_0, [1, 16, 64]
+            )
+            return out_0__tile
+
+    flatten(Before, Expected, scalars={"k": 0})
+    flatten(Before, scalars={"k": 1})
