@@ -5,11 +5,12 @@ The default profile runs 300 examples; `PYPTO_EGG_HYPOTHESIS=long` runs 10,000.
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pypto_egg.language as pl
 from pypto_egg import interp, ir, passes
+from pypto_egg.errors import PassError
 
 UNARY = ["pl.tile.exp", "pl.tile.neg", "pl.tile.abs", "pl.tile.relu"]
 BINARY = ["pl.tile.add", "pl.tile.sub", "pl.tile.mul", "pl.tile.maximum", "pl.tile.minimum"]
@@ -151,6 +152,74 @@ def test_generated_programs_flatten_to_verified_equivalent_2d_programs(case, see
         ty = getattr(getattr(stmt, "var", None), "type", None)
         assert not (isinstance(ty, ir.TileType) and ty.rank > 2)
     inputs = interp.random_inputs(before.functions[0], seed, scalars={"k": k})
+    want = interp.run(before, "main", inputs)
+    got = interp.run(after, "main", inputs)
+    assert not interp.output_differences(want, got), after.as_python()
+
+
+@st.composite
+def batch_matmul_programs(draw: st.DrawFn) -> ir.Program:
+    """Batched matmuls with broadcast batch dims, transposed rhs views, gathers, fused stores and accumulators."""
+    batch_rank = draw(st.integers(1, 2))
+    out_batch = [draw(st.integers(1, 3)) for _ in range(batch_rank)]
+    lhs_batch = [d if draw(st.booleans()) else 1 for d in out_batch]
+    rhs_batch = [d if draw(st.booleans()) else 1 for d in out_batch]
+    out_batch = [max(x, y) for x, y in zip(lhs_batch, rhs_batch)]  # the broadcast the accumulator must have
+    m = draw(st.sampled_from([16, 32]))
+    k = draw(st.sampled_from([16, 32]))
+    n = draw(st.sampled_from([16, 32, 64]))
+    trans = draw(st.booleans())
+    lhs = [*lhs_batch, m, k]
+    rhs_load = [*rhs_batch, n, k] if trans else [*rhs_batch, k, n]
+    out = [*out_batch, m, n]
+    zeros = [0] * (batch_rank + 2)
+    kind = draw(st.sampled_from(["fused", "gather", "acc-loop", "bmm-acc"]))
+    lines = [f"ta = pl.load(a, {fmt(zeros)}, {fmt(lhs)})", f"tb = pl.load(b, {fmt(zeros)}, {fmt(rhs_load)})"]
+    rhs = "tb"
+    if trans:
+        lines.append("tv = pl.tile.transpose_view(tb)")
+        rhs = "tv"
+    if kind == "fused":
+        lines += [f"c = pl.tile.batch_matmul(ta, {rhs})", f"out = pl.store(c, {fmt(zeros)}, out)"]
+    elif kind == "gather":
+        lines += [
+            f"c = pl.tile.batch_matmul(ta, {rhs})",
+            "e = pl.tile.muls(c, 0.5)",
+            f"out = pl.store(e, {fmt(zeros)}, out)",
+        ]
+    elif kind == "acc-loop":
+        lines += [f"acc = pl.tile.create({fmt(out)}, dtype=pl.FP32, target_memory=pl.Mem.Acc)",
+                  "for i, (c,) in pl.range(2, init_values=(acc,)):",
+                  f"    d = pl.tile.batch_matmul_acc(c, ta, {rhs}, i == 0)",
+                  "    r = pl.yield_(d)",
+                  f"out = pl.store(r, {fmt(zeros)}, out)"]  # fmt: skip
+    else:
+        lines += [f"c = pl.tile.batch_matmul(ta, {rhs})", f"d = pl.tile.batch_matmul_acc(c, ta, {rhs})",
+                  f"out = pl.store(d, {fmt(zeros)}, out)"]  # fmt: skip
+    lines.append("return out")
+    body = "\n".join("        " + line for line in lines)
+    return pl.parse(f"""
+import pypto_egg.language as pl
+
+@pl.program
+class Bmm:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, a: pl.Tensor[{fmt(lhs)}, pl.FP16], b: pl.Tensor[{fmt(rhs_load)}, pl.FP16],
+             out: pl.Out[pl.Tensor[{fmt(out)}, pl.FP32]]) -> pl.Tensor[{fmt(out)}, pl.FP32]:
+{body}
+""")
+
+
+@settings(max_examples=120)
+@given(batch_matmul_programs(), st.integers(0, 2**16))
+def test_generated_batched_matmuls_lower_to_verified_equivalent_programs(before, seed):
+    try:
+        after = passes.flatten_tile_nd_to_2d()(before)
+    except PassError as e:  # only a documented rejection of an accumulator chain is acceptable
+        assert str(e).startswith("tile.batch_matmul_acc: cannot lower a batch-"), str(e)
+        return
+    passes.verify_tile_ops_2d(after)
+    inputs = interp.random_inputs(before.functions[0], seed)
     want = interp.run(before, "main", inputs)
     got = interp.run(after, "main", inputs)
     assert not interp.output_differences(want, got), after.as_python()

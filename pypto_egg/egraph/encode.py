@@ -345,9 +345,14 @@ def _blocks(body: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, ...]]:
 def batch_matmuls(enc: Encoding, fn: Function) -> None:
     """One BmmRow per batched matmul: operands peeled through safe reshapes (B-130), whether each is a
     transpose_view, their whole byte sizes, and the store that immediately consumes the result (B-133)."""
+    # what an operand is (a view, a safe reshape) does not depend on the block; its load is looked up per block
+    defs = {
+        s.var.uid: s.value
+        for s, _ in walk_calls(fn.body)
+        if isinstance(s, AssignStmt) and isinstance(s.value, Call)
+    }
     for block in _blocks(fn.body):
         flat = [s for s in block if not isinstance(s, SeqStmts)]
-        defs = {s.var.uid: s.value for s in flat if isinstance(s, AssignStmt) and isinstance(s.value, Call)}
         for k, s in enumerate(flat):
             if not isinstance(s, AssignStmt) or not isinstance(s.value, Call) or s.value.op not in BMM_OPS:
                 continue
@@ -365,8 +370,10 @@ def batch_matmuls(enc: Encoding, fn: Function) -> None:
                 base = e
                 if view and isinstance(e, Var):
                     base = defs[e.uid].args[0]
-                load = defs.get(base.uid) if isinstance(base, Var) else None
                 load_stmt = next((x for x in flat if isinstance(x, AssignStmt) and x.var is base), None)
+                load = (
+                    load_stmt.value if load_stmt is not None and isinstance(load_stmt.value, Call) else None
+                )
                 base_sid = (
                     enc.stmt_ids[id(load_stmt)]
                     if load is not None and load.op == "tile.load" and load_stmt
