@@ -150,3 +150,29 @@ def test_d30_r7_the_packed_tile_must_fit_the_backends_l0c():
     after = flatten(before, backend="Ascend950", seeds=(0,))  # 256 KiB of L0C
     create = next(s for s in assigns(after) if s.value.op == "tile.create")
     assert [d.value for d in create.value.args[0].elements] == [64, 1024]
+
+
+def test_d30_r3_two_allocations_merged_by_control_flow_are_rejected():
+    before = bmm_program([2, 16, 32], [2, 32, 64],
+                         "if k == 0:\n"
+                         "    a1 = pl.tile.create([2, 16, 64], dtype=pl.FP32, target_memory=pl.Mem.Acc)\n"
+                         "    r = pl.yield_(a1)\n"
+                         "else:\n"
+                         "    a2 = pl.tile.create([2, 16, 64], dtype=pl.FP32, target_memory=pl.Mem.Acc)\n"
+                         "    r = pl.yield_(a2)\n"
+                         "d = pl.tile.batch_matmul_acc(r, ta, tb)\n"
+                         "out = pl.store(d, [0, 0, 0], out)\nreturn out", [2, 16, 64], extra=", k: pl.Scalar[pl.INDEX]")  # fmt: skip
+    with pytest.raises(
+        PassError, match=r"(?s)allocated by several separate definitions.*hoist the tile.create"
+    ):
+        passes.flatten_tile_nd_to_2d()(before)
+
+
+def test_d30_r21_an_accumulator_read_as_one_flat_tile_is_rejected():
+    before = bmm_program([2, 16, 32], [2, 32, 64],
+                         "acc = pl.tile.create([2, 16, 64], dtype=pl.FP32, target_memory=pl.Mem.Acc)\n"
+                         "d = pl.tile.batch_matmul_acc(acc, ta, tb)\n"
+                         "e = pl.tile.exp(d)\n"
+                         "out = pl.store(e, [0, 0, 0], out)\nreturn out", [2, 16, 64])  # fmt: skip
+    with pytest.raises(PassError, match=r"consumed by an op that reads it as one flat tile"):
+        passes.flatten_tile_nd_to_2d()(before)
