@@ -158,7 +158,8 @@ class Lowerer:
             "Alloc": self.alloc, "AssembleFold": self.assemble, "Reshape2D": self.reshape,
             "Transpose2D": self.transpose_2d, "TransposeUnroll": self.transpose_unroll, "Fail": self.fail,
             "Rededuce": self.rededuce, "BatchMatmul": self.batch_matmul, "ToMat": self.to_mat, "Drop": self.drop,
-            "AllocAcc": self.alloc_acc, "PackedDrain": self.packed_drain,
+            "AllocAcc": self.alloc_acc, "PackedDrain": self.packed_drain, "Rewindow": self.rewindow,
+            "RowDrain": self.row_drain,
         }  # fmt: skip
 
     def _collect_vars(self) -> None:
@@ -513,6 +514,29 @@ class Lowerer:
         if isinstance(s, AssignStmt) and last is not None:
             ctx[s.var.uid] = last
 
+    def rewindow(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
+        """A window of (or writeback into) a row-packed accumulator at its packed offset (B-183)."""
+        args = [substitute(a, ctx) for a in call.args]
+        args[2] = self.tuple_of(plan.args[0], call)
+        self.bind(s, self.recreate(call, tuple(args), s), ctx, out)
+
+    def row_drain(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
+        """A row-packed accumulator drains one [R, C] window per store, at logical row o0 + b*R (B-184)."""
+        sid = self.enc.stmt_ids[id(s)]
+        rr, cc = _int(plan.args[0]), _int(plan.args[1])
+        pages = sorted((r[1], r[2], r[3]) for r in self.facts("RowDrainPage") if r[0] == sid)
+        acc, tensor = substitute(call.args[0], ctx), substitute(call.args[2], ctx)
+        span, name = call.span, self.var_name(s) or "drain"
+        for i, col, offsets in pages:
+            window = make_call(
+                "tile.slice", (acc, _ints(rr, cc, span=span), _ints(0, _int(col), span=span)), span=span
+            )
+            page = self.emit(f"acc_drain_{i}", window, s.span, out)
+            args = (page, self.tuple_of(offsets, call), tensor)
+            tensor = self.emit(f"{name}_{i}", replace(call, args=args, type=type_of(tensor)), s.span, out)
+        if isinstance(s, AssignStmt):
+            ctx[s.var.uid] = tensor
+
     def drop(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         """B-115: a whole load (or its view) that every consumer re-loads per batch is dead."""
 
@@ -671,6 +695,10 @@ def failure(s: Stmt, call: Call, plan: Term) -> Exception:
         dtype = acc_t.dtype.label if isinstance(acc_t, TileType) else "?"
         rank = acc_t.rank if isinstance(acc_t, TileType) else 0
         return diag.accumulator_rejected(code[5:], nums[0], nums[1], nums[2], dtype, rank, var, span)
+    if code == "D-40":
+        return diag.row_windows_do_not_divide(nums[0], nums[1], var, span)
+    if code.startswith("D-41:"):
+        return diag.row_windows_rejected(code[5:], nums[0], nums[1], var, span)
     if code == "BMM-BCAST":
         return diag.batch_dims_do_not_broadcast(call.op, nums[0], nums[1], var, span)
     if code == "BMM-STORE-RANK":

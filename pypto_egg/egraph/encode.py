@@ -40,7 +40,7 @@ RELATIONS: dict[str, int] = {
     "LoadRow": 12, "StoreRow": 5, "AllocRow": 2, "AssembleRow": 4, "ReshapeRow": 2, "TransposeRow": 5,
     "GenericRow": 4, "CapacityRow": 2, "BmmRow": 10, "BudgetRow": 1, "StmtVarRow": 2, "RefRow": 4, "DefRow": 3,
     "SafeRow": 1, "BmmBaseRow": 3, "BmmOpVarRow": 3, "AliasRow": 2, "AccVarRow": 6, "DefKindRow": 2, "UseKindRow": 3,
-    "PoisonRow": 1, "BmmAccRow": 2, "AccBudgetRow": 1,
+    "PoisonRow": 1, "BmmAccRow": 2, "AccBudgetRow": 1, "SliceRow": 6, "InsertRow": 5,
 }  # fmt: skip
 BMM_OPS = ("tile.batch_matmul", "tile.batch_matmul_acc")
 _INT64_MAX = 2**63 - 1
@@ -540,6 +540,25 @@ def accumulator_facts(enc: Encoding, fn: Function) -> None:
             var_info(b)
             rows["AliasRow"].append((a.uid, b.uid))
 
+    def record_window(sid: int, v: Var, op: str, args: tuple[Expr, ...]) -> None:
+        """2-D windows of a parent tile and writebacks into it (the row-window facts, B-180)."""
+        if (
+            op == "tile.slice"
+            and isinstance(args[0], Var)
+            and all(isinstance(a, MakeTuple) for a in args[1:3])
+        ):
+            shape, offs = args[1], args[2]
+            assert isinstance(shape, MakeTuple) and isinstance(offs, MakeTuple)
+            rows["SliceRow"].append((sid, v.uid, args[0].uid, enc.dims(shape.elements), enc.dims(offs.elements),
+                                     int(len(args) > 3)))  # fmt: skip
+        if (
+            op == "tile.assemble"
+            and isinstance(args[0], Var)
+            and isinstance(args[1], Var)
+            and isinstance(args[2], MakeTuple)
+        ):
+            rows["InsertRow"].append((sid, v.uid, args[0].uid, args[1].uid, enc.dims(args[2].elements)))
+
     def walk(body: tuple[Stmt, ...]) -> None:
         for s in body:
             if isinstance(s, AssignStmt):
@@ -551,6 +570,7 @@ def accumulator_facts(enc: Encoding, fn: Function) -> None:
                 elif isinstance(value, Call) and not value.is_function:
                     op, args = value.op, value.args
                     sid = enc.stmt_ids.get(id(s), -1)
+                    record_window(sid, v, op, args)
                     if op in ("tile.batch_matmul_acc", "tile.matmul_acc", "tile.assemble") and isinstance(
                         args[0], Var
                     ):

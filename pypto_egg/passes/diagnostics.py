@@ -235,3 +235,37 @@ def accumulator_rejected(reason: str, b: int, m: int, n: int, dtype: str, rank: 
         f"tile.batch_matmul_acc: cannot lower a batch-{b} accumulator of {m}x{n} {dtype} pages, because {text}.\n"
         f"{geometry}{_CHAIN_WORKAROUNDS.get(reason, _DEFAULT_WORKAROUND)}{where(var, span)}"
     )
+
+
+_ROW_REASONS = {
+    "R2W": "the same accumulator is written through row windows of different heights, so there is no single packed "
+           "shape for it",
+    "R4": "the accumulator element is not 4 bytes wide, so its L0C tile has no 16x16 box grid",
+    "R5": "the window row extent R={r} is not a multiple of 16",
+    "R6": "the accumulator column extent C={c} is not a multiple of 16",
+    "R8": "the packed row windows exceed the target's physical L0C capacity after row alignment",
+    "R9": "the accumulator reaches a function parameter or a control-flow carry this pass cannot retype",
+    "R11": "the accumulator carries a partial valid_shape, which has no equivalent once the windows sit side by side",
+    "R15": "the parent accumulator is produced by an op other than tile.create; row-window packing requires "
+           "tile.create followed by slice writebacks",
+    "R17": "a row window does not have the common static row extent and an aligned row offset",
+    "R18": "the slice assignment does not write a matmul_acc result back to its original window",
+}  # fmt: skip
+
+
+def row_windows_do_not_divide(r: int, p: int, var: str | None, span: Span | None) -> PassError:
+    """D-40."""
+    return PassError(
+        f"matmul_acc accumulator row windows must evenly divide the parent row extent; got {r} rows in a {p}-row "
+        f"accumulator (choose a window height that divides {p}){where(var, span)}"
+    )
+
+
+def row_windows_rejected(reason: str, r: int, c: int, var: str | None, span: Span | None) -> PassError:
+    """D-41: a seeded row-window chain that cannot be packed."""
+    text = _ROW_REASONS.get(reason, reason).format(r=r, c=c)
+    return PassError(
+        f"matmul_acc: cannot lower the shared accumulator's row slices because {text}. Use acc[...] = "
+        f"pl.matmul_acc(acc[...], lhs, rhs, init_cond=...) with equal-size, aligned row windows of one locally "
+        f"allocated accumulator, and store the result after reduction.{where(var, span)}"
+    )
