@@ -143,6 +143,8 @@ def test_b130_safe_batch_only_reshape_is_looked_through():
     lhs_slices = [s.value for s in assigns(after) if s.value.op == "tile.slice" and "lhs" in s.var.name]
     ta = next(s for s in assigns(after) if s.var.name == "ta")
     assert all(c.args[0] is ta.var for c in lhs_slices)
+    assert "r" not in [s.var.name for s in assigns(after)]  # the batch-only reshape is dropped (B-080)
+    assert ta.var.type.memory is pl.Mem.Mat  # and its source is a batch-matmul-only Mat load (B-113, B-043)
 
 
 def test_b153_single_page_accumulator_forwards_init_cond():
