@@ -53,16 +53,21 @@ def walk_calls(body: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, Call]]:
             value = s.value if isinstance(s, AssignStmt) else s.expr
             if isinstance(value, Call) and not value.is_function:
                 yield s, value
-        elif isinstance(s, SeqStmts):
-            yield from walk_calls(s.stmts)
-        elif isinstance(s, ScopeStmt):
-            yield from walk_calls(s.body)
-        elif isinstance(s, IfStmt):
-            yield from walk_calls(s.then_body)
-            if s.else_body is not None:
-                yield from walk_calls(s.else_body)
-        elif isinstance(s, ForStmt | WhileStmt):
-            yield from walk_calls(s.body)
+        for inner in child_bodies(s):
+            yield from walk_calls(inner)
+
+
+def child_bodies(s: Stmt) -> tuple[tuple[Stmt, ...], ...]:
+    """The statement lists nested directly inside a statement."""
+    if isinstance(s, SeqStmts):
+        return (s.stmts,)
+    if isinstance(s, ScopeStmt):
+        return (s.body,)
+    if isinstance(s, IfStmt):
+        return (s.then_body,) if s.else_body is None else (s.then_body, s.else_body)
+    if isinstance(s, ForStmt | WhileStmt):
+        return (s.body,)
+    return ()
 
 
 def tuple_items(e: Expr) -> tuple[Expr, ...]:
@@ -328,18 +333,11 @@ def _matmul_dtype_differs(lhs: TileType, rhs: TileType, result: object) -> bool:
 
 
 def _blocks(body: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, ...]]:
+    """Every statement list of a body, outermost first."""
     yield body
     for s in body:
-        if isinstance(s, SeqStmts):
-            yield from _blocks(s.stmts)
-        elif isinstance(s, ScopeStmt):
-            yield from _blocks(s.body)
-        elif isinstance(s, IfStmt):
-            yield from _blocks(s.then_body)
-            if s.else_body is not None:
-                yield from _blocks(s.else_body)
-        elif isinstance(s, ForStmt | WhileStmt):
-            yield from _blocks(s.body)
+        for inner in child_bodies(s):
+            yield from _blocks(inner)
 
 
 def batch_matmuls(enc: Encoding, fn: Function) -> None:
