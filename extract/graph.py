@@ -94,15 +94,3 @@ class EGraphView:
                 view.classes[out].append(node)
                 view.sorts[out] = fn.output_sort
         return view
-
-    def lookup(self, op: str, args: tuple[Prim, ...]) -> ClassId | None:
-        """The class of the node `op(args)` whose arguments are all primitives (e.g. `(Root 3)`)."""
-        for nodes in self.classes.values():
-            for n in nodes:
-                if n.op == op and n.args == args:
-                    return n.eclass
-        return None
-
-    def index(self, op: str) -> dict[tuple[ClassId | Prim, ...], ClassId]:
-        """Every node of one op, by its arguments."""
-        return {n.args: n.eclass for nodes in self.classes.values() for n in nodes if n.op == op}

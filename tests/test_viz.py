@@ -63,8 +63,10 @@ def test_pruning_keeps_what_the_roots_reach_and_caps_nodes():
     assert set(capped["nodes"]) == {"a"} and capped["nodes"]["a"]["children"] == [] and truncated
 
 
-def test_dot_output():
+def test_dot_and_json_output():
     eg = FlattenEGraph(pl.parse(SRC), "main")
+    data = json.loads(eg.serialized_json(max_nodes=50))
+    assert 0 < len(data["nodes"]) <= 50 and data["root_eclasses"]
     dot = eg.to_dot()
     assert dot.lstrip().startswith(("digraph", "strict digraph")) and "LoadFlat" in dot
 
