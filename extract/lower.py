@@ -18,7 +18,6 @@ from pypto_egg.ir.equality import structural_equal
 from pypto_egg.ir.expr import (
     BinOp,
     Call,
-    ConstBool,
     ConstInt,
     Expr,
     MakeTuple,
@@ -68,7 +67,7 @@ class TermDecoder:
         if not isinstance(t, Term):
             raise InternalError(f"expected a dimension term, got {t!r}")
         if t.op == "DC":
-            return ConstInt(_int(t.args[0]), span=span)
+            return ConstInt(as_int(t.args[0]), span=span)
         if t.op == "DSym":
             return self.enc.symbols[str(t.args[0])]
         if t.op in _DIM_OPS:
@@ -87,7 +86,7 @@ class TermDecoder:
     def pages(self, t: Term | Any) -> list[tuple[int, int, int]]:
         out = []
         while isinstance(t, Term) and t.op == "PCons":
-            out.append((_int(t.args[0]), _int(t.args[1]), _int(t.args[2])))
+            out.append((as_int(t.args[0]), as_int(t.args[1]), as_int(t.args[2])))
             t = t.args[3]
         return out
 
@@ -157,9 +156,7 @@ class Lowerer:
             "LoadCollapsed": self.load_collapsed, "StorePartition": self.store, "StorePartitionFlat": self.store,
             "Alloc": self.alloc, "AssembleFold": self.assemble, "Reshape2D": self.reshape,
             "Transpose2D": self.transpose_2d, "TransposeUnroll": self.transpose_unroll, "Fail": self.fail,
-            "Rededuce": self.rededuce, "BatchMatmul": self.batch_matmul, "ToMat": self.to_mat, "Drop": self.drop,
-            "AllocAcc": self.alloc_acc, "PackedDrain": self.packed_drain, "Rewindow": self.rewindow,
-            "RowDrain": self.row_drain,
+            "Rededuce": self.rededuce,
         }  # fmt: skip
 
     def _collect_vars(self) -> None:
@@ -354,7 +351,7 @@ class Lowerer:
         self.bind(s, new, ctx, out)
 
     def forward(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
-        target = self.vars.get(_int(plan.args[0]))
+        target = self.vars.get(as_int(plan.args[0]))
         if target is None or not isinstance(s, AssignStmt):
             raise diag.internal(f"a Forward plan names variable id {plan.args[0]}, which this function lacks")
         ctx[s.var.uid] = ctx.get(target.uid, target)
@@ -428,7 +425,7 @@ class Lowerer:
         self.bind(s, self.recreate(call, args, s), ctx, out)
 
     def transpose_unroll(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
-        nb, a, b = (_int(x) for x in plan.args[:3])
+        nb, a, b = (as_int(x) for x in plan.args[:3])
         pages = self.decode.pages(plan.args[3])
         x = substitute(call.args[0], ctx)
         xt = type_of(x)
@@ -437,7 +434,7 @@ class Lowerer:
         if xt.rank > 2:
             x = self.emit(
                 "trans_in_2d",
-                make_call("tile.reshape", (x, _ints(nb * a, b, span=span)), span=span),
+                make_call("tile.reshape", (x, int_tuple(nb * a, b, span=span)), span=span),
                 s.span,
                 out,
             )
@@ -448,226 +445,33 @@ class Lowerer:
         kw = {"dtype": xt.dtype, "target_memory": xt.memory or MemorySpace.Vec}
         name = self.var_name(s) or "trans_out"
         acc = self.emit(
-            name, make_call("tile.create", (_ints(nb * b, a, span=span),), kw, span=span), s.span, out
+            name, make_call("tile.create", (int_tuple(nb * b, a, span=span),), kw, span=span), s.span, out
         )
         pool = self.emit(
             "trans_tmp_pool",
-            make_call("tile.create", (_ints(nb * a, b, span=span),), kw, span=span),
+            make_call("tile.create", (int_tuple(nb * a, b, span=span),), kw, span=span),
             s.span,
             out,
         )
         for i, in_row, out_row in pages:
-            page = self.emit(f"trans_page_{i}", make_call("tile.slice", (x, _ints(a, b, span=span), _ints(in_row, 0, span=span)), span=span),
+            page = self.emit(f"trans_page_{i}", make_call("tile.slice", (x, int_tuple(a, b, span=span), int_tuple(in_row, 0, span=span)), span=span),
                              s.span, out)  # fmt: skip
-            tmp = self.emit(f"trans_tmp_{i}", make_call("tile.slice", (pool, _ints(a, b, span=span), _ints(in_row, 0, span=span)), span=span),
+            tmp = self.emit(f"trans_tmp_{i}", make_call("tile.slice", (pool, int_tuple(a, b, span=span), int_tuple(in_row, 0, span=span)), span=span),
                             s.span, out)  # fmt: skip
             tr = self.emit(f"trans_{i}", make_call("tile.transpose", (page, ConstInt(0, span=span), ConstInt(1, span=span), tmp), span=span),
                            s.span, out)  # fmt: skip
             acc = self.emit(
                 name,
-                make_call("tile.assemble", (acc, tr, _ints(out_row, 0, span=span)), span=span),
+                make_call("tile.assemble", (acc, tr, int_tuple(out_row, 0, span=span)), span=span),
                 s.span,
                 out,
             )
         if isinstance(s, AssignStmt):
             ctx[s.var.uid] = acc
 
-    def to_mat(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
-        """B-043: the load states target_memory=Mat and its type lives in Mat; then the inner plan lowers it."""
-        inner = plan.args[0]
-        assert isinstance(inner, Term) and isinstance(s, AssignStmt)
-        kwargs = (*call.kwargs, ("target_memory", MemorySpace.Mat))
-        var_t = s.var.type
-        assert isinstance(var_t, TileType)
-        mat_s = replace(s, var=Var(s.var.name, retile(var_t, memory=MemorySpace.Mat), s.var.span, s.var.uid))
-        before = len(out)
-        self.handlers[inner.op](mat_s, replace(call, kwargs=kwargs), inner, ctx, out)
-        if isinstance(s, AssignStmt) and s.var.uid in ctx:
-            ctx[s.var.uid] = next(x.var for x in reversed(out[before:]) if isinstance(x, AssignStmt))
-
-    def alloc_acc(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
-        """The packed accumulator: one [M, B*N] tile in Acc (B-060, B-173)."""
-        kwargs = {**dict(call.kwargs), "target_memory": MemorySpace.Acc}
-        value = make_call(
-            call.op, (self.tuple_of(plan.args[0], call), *call.args[1:]), kwargs, call.attrs, call.span
-        )
-        self.bind(s, replace(value, type=carry(value.type, s.var.type if isinstance(s, AssignStmt) else value.type)),
-                  ctx, out)  # fmt: skip
-
-    def packed_drain(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
-        """A packed accumulator drains page by page straight out of L0C (B-175)."""
-        sid = self.enc.stmt_ids[id(s)]
-        pages = sorted((r[1], r[2], r[3], r[4]) for r in self.facts("DrainPage") if r[0] == sid)
-        acc = substitute(call.args[0], ctx)
-        tensor = substitute(call.args[2], ctx)
-        span = call.span
-        name = self.var_name(s) or "drain"
-        last: Var | None = None
-        for i, col, offsets, window in pages:
-            w = window
-            m, n = self.decode.dims(w)[-2:]
-            page = self.emit(f"acc_drain_{i}", make_call("tile.slice", (acc, MakeTuple((m, n), span),
-                             _ints(0, _int(col), span=span)), span=span), s.span, out)  # fmt: skip
-            args = (page, self.tuple_of(offsets, call), tensor, self.tuple_of(window, call))
-            last = self.emit(f"{name}_{i}", replace(call, args=args, type=type_of(tensor)), s.span, out)
-            tensor = last
-        if isinstance(s, AssignStmt) and last is not None:
-            ctx[s.var.uid] = last
-
-    def rewindow(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
-        """A window of (or writeback into) a row-packed accumulator at its packed offset (B-183)."""
-        args = [substitute(a, ctx) for a in call.args]
-        args[2] = self.tuple_of(plan.args[0], call)
-        self.bind(s, self.recreate(call, tuple(args), s), ctx, out)
-
-    def row_drain(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
-        """A row-packed accumulator drains one [R, C] window per store, at logical row o0 + b*R (B-184)."""
-        sid = self.enc.stmt_ids[id(s)]
-        rr, cc = _int(plan.args[0]), _int(plan.args[1])
-        pages = sorted((r[1], r[2], r[3]) for r in self.facts("RowDrainPage") if r[0] == sid)
-        acc, tensor = substitute(call.args[0], ctx), substitute(call.args[2], ctx)
-        span, name = call.span, self.var_name(s) or "drain"
-        for i, col, offsets in pages:
-            window = make_call(
-                "tile.slice", (acc, _ints(rr, cc, span=span), _ints(0, _int(col), span=span)), span=span
-            )
-            page = self.emit(f"acc_drain_{i}", window, s.span, out)
-            args = (page, self.tuple_of(offsets, call), tensor)
-            tensor = self.emit(f"{name}_{i}", replace(call, args=args, type=type_of(tensor)), s.span, out)
-        if isinstance(s, AssignStmt):
-            ctx[s.var.uid] = tensor
-
-    def drop(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
-        """B-115: a whole load (or its view) that every consumer re-loads per batch is dead."""
-
     def rededuce(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         args = tuple(substitute(a, ctx) for a in call.args)
         self.bind(s, self.recreate(call, args, s), ctx, out)
-
-    def batch_matmul(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
-        """Per-batch pages (B-134..B-137, B-153, B-154): every offset and window comes from the bmm facts."""
-        mode = str(plan.args[0])
-        sid = self.enc.stmt_ids[id(s)]
-        info = self.enc.bmm[sid]
-        span = call.span
-        pages = sorted((r[1], r[2], r[3]) for r in self.facts("BPage") if r[0] == sid)
-        slices = {(r[1], r[2]): r[3:] for r in self.facts("BSlice") if r[0] == sid}
-        rows = {r[1]: r[2] for r in self.facts("BRowWin") if r[0] == sid}
-        cols = {r[1]: r[2] for r in self.facts("BColWin") if r[0] == sid}
-        stores = {r[1]: (r[2], r[3]) for r in self.facts("BStore") if r[0] == sid}
-        lhs, rhs = substitute(info.lhs, ctx), substitute(info.rhs, ctx)
-        result_t = s.var.type if isinstance(s, AssignStmt) else call.type
-        assert isinstance(result_t, TileType)
-        name = self.var_name(s) or "bmm"
-        geom = next(r for r in self.facts("BmmGeom") if r[0] == sid)
-        nb, m, n = _int(geom[2]), _int(geom[3]), _int(geom[4])
-
-        reloads = {(r[1], r[2]): r[3:] for r in self.facts("BReload") if r[0] == sid}
-        bases = {r[1]: r[2] for r in self.facts("BmmBaseRow") if r[0] == sid}
-        bmm_row = next(r for r in self.facts("BmmRow") if r[0] == sid)
-        views = {0: _int(bmm_row[4]), 1: _int(bmm_row[5])}
-
-        def page(side: int, i: int, b: int, operand: Expr) -> Var:
-            label = "lhs" if side == 0 else "rhs"
-            if (i, side) in reloads:  # re-load page b of the operand's tensor (B-138)
-                view_shape, pos, x, y = reloads[(i, side)]
-                _, base = self.enc.statements[_int(bases[side])]
-                src = substitute(base.args[0], ctx)
-                view_call = make_call("tensor.view", (src, self.tuple_of(view_shape, call)), span=span)
-                view = self.emit(f"{label}_pbview2d_{b}", view_call, s.span, out)
-                window = MakeTuple((self.decode.dim(x, span), self.decode.dim(y, span)), span)
-                load_args = (view, self.tuple_of(pos, call), window, window)
-                load = make_call("tile.load", load_args, dict(base.kwargs), base.attrs, span)
-                loaded = self.emit(f"{label}_pbload_{b}", load, s.span, out)
-                if views[side]:
-                    view_of = make_call("tile.transpose_view", (loaded,), span=span)
-                    return self.emit(f"{label}_pbview_{b}", view_of, s.span, out)
-                return loaded
-            row, col, r, c = (_int(x) for x in slices[(i, side)])
-            value = make_call(
-                "tile.slice", (operand, _ints(r, c, span=span), _ints(row, col, span=span)), span=span
-            )
-            return self.emit(f"{label}_slice_{b}", value, s.span, out)
-
-        acc: Expr | None = substitute(info.acc, ctx) if info.acc is not None else None
-        init = substitute(info.init_cond, ctx) if info.init_cond is not None else None
-        store_args: list[Expr] = []
-        if mode == "general":
-            kw = {"dtype": result_t.dtype, "target_memory": MemorySpace.Vec}
-            acc = self.emit(
-                name, make_call("tile.create", (_ints(nb * m, n, span=span),), kw, span=span), s.span, out
-            )
-        if mode == "packed-producer":  # the chain's one Acc buffer, allocated here (B-139)
-            kw = {"dtype": result_t.dtype, "target_memory": MemorySpace.Acc}
-            packed = make_call("tile.create", (_ints(m, nb * n, span=span),), kw, span=span)
-            acc = self.emit(name, packed, s.span, out)
-        if mode == "fused" and info.store is not None:
-            sv = info.store.value
-            assert isinstance(sv, Call)
-            store_args = [substitute(a, ctx) for a in sv.args[:3]]
-        last: Expr | None = None
-        for i, a, b in pages:
-            lp, rp = page(0, i, a, lhs), page(1, i, b, rhs)
-            if mode == "fast":
-                last = self.bind(s, make_call("tile.matmul", (lp, rp), span=span), ctx, out)
-            elif mode == "acc-fast":
-                args = (acc, lp, rp) if init is None else (acc, lp, rp, init)
-                last = self.bind(s, self.recreate(replace(call, op="tile.matmul_acc"), args, s), ctx, out)  # type: ignore[arg-type]
-            elif mode in ("packed-producer", "acc-cols"):
-                assert acc is not None
-                offset = _ints(0, cols[i], span=span)  # one tuple for the window and its writeback (B-139)
-                win = self.emit(f"acc_page_{i}", make_call("tile.slice", (acc, _ints(m, n, span=span), offset),
-                                span=span), s.span, out)  # fmt: skip
-                cond: Expr | None = ConstBool(True, span) if mode == "packed-producer" else init
-                args = (win, lp, rp) if cond is None else (win, lp, rp, cond)
-                part = self.emit(
-                    f"matmul_acc_{i}", make_call("tile.matmul_acc", args, span=span), s.span, out
-                )
-                acc = self.emit(name, make_call("tile.assemble", (acc, part, offset), span=span), s.span, out)
-            elif mode == "acc-rows":
-                assert acc is not None
-                win = self.emit(f"acc_page_{i}", make_call("tile.slice", (acc, _ints(m, n, span=span),
-                                _ints(rows[i], 0, span=span)), span=span), s.span, out)  # fmt: skip
-                args = (win, lp, rp) if init is None else (win, lp, rp, init)
-                part = self.emit(
-                    f"matmul_acc_{i}", make_call("tile.matmul_acc", args, span=span), s.span, out
-                )
-                acc = self.emit(name, make_call("tile.assemble", (acc, part, _ints(rows[i], 0, span=span)), span=span),
-                                s.span, out)  # fmt: skip
-            else:
-                res: Expr = self.emit(
-                    f"matmul_{i}", make_call("tile.matmul", (lp, rp), span=span), s.span, out
-                )
-                differs = type_of(res).dtype != result_t.dtype  # type: ignore[union-attr]
-                if mode == "general" or differs:
-                    res = self.emit(f"matmul_vec_{i}", make_call("tile.move", (res,), {"target_memory": MemorySpace.Vec},
-                                    span=span), s.span, out)  # fmt: skip
-                if differs:
-                    res = self.emit(f"matmul_cast_{i}", make_call("tile.cast", (res,), {"target_type": result_t.dtype,
-                                    "mode": 2}, span=span), s.span, out)  # fmt: skip
-                if mode == "general":
-                    assert acc is not None
-                    acc = self.emit(name, make_call("tile.assemble", (acc, res, _ints(rows[i], 0, span=span)),
-                                    span=span), s.span, out)  # fmt: skip
-                else:
-                    assert info.store is not None
-                    offsets, window = stores[i]
-                    sv = info.store.value
-                    assert isinstance(sv, Call)
-                    page_args: list[Expr] = [res, self.tuple_of(offsets, sv), store_args[2]]
-                    if isinstance(window, Term) and window.op != "DNil":
-                        page_args.append(self.tuple_of(window, sv))
-                    value = replace(sv, args=tuple(page_args), type=type_of(store_args[2]))
-                    store_args[2] = self.emit(f"{info.store.var.name}_{i}", value, info.store.span, out)
-                    last = store_args[2]
-        if (
-            mode in ("general", "acc-rows", "acc-cols", "packed-producer")
-            and isinstance(s, AssignStmt)
-            and acc is not None
-        ):
-            ctx[s.var.uid] = acc
-        if mode == "fused" and info.store is not None:
-            self.consumed[id(info.store)] = last if isinstance(last, Var) else None
 
     def fail(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         raise failure(s, call, plan)
@@ -676,7 +480,7 @@ class Lowerer:
 def failure(s: Stmt, call: Call, plan: Term) -> Exception:
     """The user error (or internal error) a Fail plan stands for."""
     code = str(plan.args[0])
-    nums = [_int(x) for x in plan.args[1:]]
+    nums = [as_int(x) for x in plan.args[1:]]
     var = s.var.name if isinstance(s, AssignStmt) else None
     span = s.span or call.span
     if code == "D-02":
@@ -712,11 +516,11 @@ def failure(s: Stmt, call: Call, plan: Term) -> Exception:
     return err if err is not None else diag.internal(f"unknown diagnostic {code} {nums}")
 
 
-def _int(x: object) -> int:
+def as_int(x: object) -> int:
     if not isinstance(x, int):
         raise InternalError(f"expected an integer in a plan term, got {x!r}")
     return x
 
 
-def _ints(*values: int, span: Span | None = None) -> MakeTuple:
+def int_tuple(*values: int, span: Span | None = None) -> MakeTuple:
     return MakeTuple(tuple(ConstInt(v, span=span) for v in values), span)

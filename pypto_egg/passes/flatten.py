@@ -60,7 +60,8 @@ class FlattenTileNdTo2D:
         if not fn.type.is_incore:
             return fn
         check_preconditions(fn)
-        from pypto_egg.extract.lower import Lowerer, failure
+        from pypto_egg.extract.lower import failure
+        from pypto_egg.extract.lower_matmul import MatmulLowerer
 
         eg = FlattenEGraph(program, fn.name, self.backend, self.extra_rules, self.limits)
         eg.saturate()
@@ -71,7 +72,7 @@ class FlattenTileNdTo2D:
             if call.op == "tile.assemble" and plan is not None and plan.op == "Fail":
                 raise failure(stmt, call, plan)
         t0 = time.perf_counter()
-        lowered = Lowerer(fn, eg.encoding, plans, eg.facts).run()
+        lowered = MatmulLowerer(fn, eg.encoding, plans, eg.facts).run()
         eg.report.times["lower"] = time.perf_counter() - t0
         self.reports.append(eg.report)
         return lowered
