@@ -38,9 +38,11 @@ def count_when_ready(page: Path, selector: str, timeout_s: float = 90.0) -> int:
     try:
         port_file = Path(profile) / "DevToolsActivePort"
         deadline = time.monotonic() + timeout_s
-        while not port_file.exists() and time.monotonic() < deadline:
+        words: list[str] = []
+        while not words and time.monotonic() < deadline:  # the file appears before its contents do
             time.sleep(0.1)
-        port = port_file.read_text().split()[0]
+            words = port_file.read_text().split() if port_file.exists() else []
+        port = words[0]
         targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json"))
         url = next(t["webSocketDebuggerUrl"] for t in targets if t["type"] == "page")
         ws = websocket.create_connection(url, timeout=30)

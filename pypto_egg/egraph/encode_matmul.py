@@ -1,0 +1,389 @@
+"""Facts for the batched matmul family: operands peeled and their loads found (B-130, B-118), reference counts
+per block (B-110, B-111), and the same-buffer alias graph with how each variable is defined and used (B-170).
+
+Everything here is structure written down as data; which operands are batch-matmul-only, how they are routed,
+which chains pack and how, is decided by rules/prescan.egg, packing.egg, rowwindows.egg and bmm.egg.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+from ..errors import InternalError
+from ..ir.expr import BinOp, Call, Expr, MakeTuple, Var, static_int, type_of
+from ..ir.stmt import (
+    AssignStmt,
+    EvalStmt,
+    ForStmt,
+    Function,
+    IfStmt,
+    ReturnStmt,
+    ScopeStmt,
+    SeqStmts,
+    Stmt,
+    WhileStmt,
+    YieldStmt,
+)
+from ..ir.types import TensorType, TileType
+from .encode import BMM_OPS, BmmInfo, Encoding, child_bodies, walk_calls
+
+
+def _safe_peelable(call: Call) -> bool:
+    """IsSafePeelableBatchMatmulReshape (B-120): a reshape that only regroups batch axes."""
+    if call.op != "tile.reshape" or len(call.args) != 2:
+        return False
+    src, dst = type_of(call.args[0]), call.type
+    if not isinstance(src, TileType) or not isinstance(dst, TileType) or src.rank < 2 or dst.rank < 2:
+        return False
+    tail_in = [static_int(d) for d in src.shape[-2:]]
+    tail_out = [static_int(d) for d in dst.shape[-2:]]
+    lead_in = [static_int(d) for d in src.shape[:-2]]
+    lead_out = [static_int(d) for d in dst.shape[:-2]]
+    if None in tail_in or tail_in != tail_out or None in lead_in or None in lead_out:
+        return False
+    return _product(lead_in) == _product(lead_out)
+
+
+def _product(values: list[int | None]) -> int:
+    out = 1
+    for v in values:
+        out *= v or 1
+    return out
+
+
+def _matmul_dtype_differs(lhs: TileType, rhs: TileType, result: object) -> bool:
+    from ..ir.ops import _matmul_dtype
+
+    return isinstance(result, TileType) and _matmul_dtype("tile.matmul", lhs, rhs) != result.dtype
+
+
+def _blocks(body: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, ...]]:
+    """Every statement list of a body, outermost first."""
+    yield body
+    for s in body:
+        for inner in child_bodies(s):
+            yield from _blocks(inner)
+
+
+def batch_matmuls(enc: Encoding, fn: Function) -> None:
+    """One BmmRow per batched matmul: operands peeled through safe reshapes (B-130), whether each is a
+    transpose_view, their whole byte sizes, and the store that immediately consumes the result (B-133)."""
+    # what an operand is (a view, a safe reshape) does not depend on the block; its load is looked up per block
+    defs = {
+        s.var.uid: s.value
+        for s, _ in walk_calls(fn.body)
+        if isinstance(s, AssignStmt) and isinstance(s.value, Call)
+    }
+    for block in _blocks(fn.body):
+        flat = [s for s in block if not isinstance(s, SeqStmts)]
+        for k, s in enumerate(flat):
+            if not isinstance(s, AssignStmt) or not isinstance(s.value, Call) or s.value.op not in BMM_OPS:
+                continue
+            call = s.value
+            sid = enc.stmt_ids[id(s)]
+            kind = 0 if call.op == "tile.batch_matmul" else 1
+            ops = call.args[kind : kind + 2]
+            peeled = []
+            for e in ops:
+                while isinstance(e, Var) and e.uid in defs and _safe_peelable(defs[e.uid]):
+                    e = defs[e.uid].args[0]
+                view = isinstance(e, Var) and e.uid in defs and defs[e.uid].op == "tile.transpose_view"
+                peeled.append((e, view))
+            for side, ((e, view), orig) in enumerate(zip(peeled, ops)):
+                base = e
+                if view and isinstance(e, Var):
+                    base = defs[e.uid].args[0]
+                load_stmt = next((x for x in flat if isinstance(x, AssignStmt) and x.var is base), None)
+                load = (
+                    load_stmt.value if load_stmt is not None and isinstance(load_stmt.value, Call) else None
+                )
+                base_sid = (
+                    enc.stmt_ids[id(load_stmt)]
+                    if load is not None and load.op == "tile.load" and load_stmt
+                    else -1
+                )
+                enc.rows["BmmBaseRow"].append((sid, side, base_sid))
+                if isinstance(orig, Var):
+                    enc.rows["BmmOpVarRow"].append((sid, side, orig.uid))
+            types = [type_of(e) for e, _ in peeled]
+            if not all(isinstance(t, TileType) for t in types):
+                raise InternalError(f"{call.op} operands must be tiles")
+            lt, rt = types
+            assert isinstance(lt, TileType) and isinstance(rt, TileType)
+            nxt = flat[k + 1] if k + 1 < len(flat) else None
+            store = None
+            if (isinstance(nxt, AssignStmt) and isinstance(nxt.value, Call) and nxt.value.op == "tile.store"
+                    and nxt.value.args[0] is s.var and kind == 0):  # fmt: skip
+                store = nxt
+            enc.rows["BmmRow"].append((
+                sid, kind, enc.dims(lt.shape), enc.dims(rt.shape), int(peeled[0][1]), int(peeled[1][1]),
+                lt.nbytes if lt.nbytes is not None else -1, rt.nbytes if rt.nbytes is not None else -1,
+                enc.stmt_ids[id(store)] if store is not None else -1, int(_matmul_dtype_differs(lt, rt, s.var.type)),
+            ))  # fmt: skip
+            enc.bmm[sid] = BmmInfo(peeled[0][0], peeled[1][0], call.args[0] if kind else None,
+                                   call.args[3] if kind and len(call.args) > 3 else None, store)  # fmt: skip
+
+
+def _refs(e: object, out: list[int]) -> None:
+    """Every variable reference in an expression, with repeats."""
+    if isinstance(e, Var):
+        out.append(e.uid)
+    elif isinstance(e, BinOp):
+        _refs(e.lhs, out)
+        _refs(e.rhs, out)
+    elif isinstance(e, MakeTuple):
+        for x in e.elements:
+            _refs(x, out)
+    elif isinstance(e, Call):
+        for x in e.args:
+            _refs(x, out)
+    elif hasattr(e, "operand"):
+        _refs(e.operand, out)  # type: ignore[attr-defined]
+    elif hasattr(e, "tuple"):
+        _refs(e.tuple, out)  # type: ignore[attr-defined]
+
+
+def _all_refs(stmts: tuple[Stmt, ...], out: list[int]) -> None:
+    for s in stmts:
+        if isinstance(s, AssignStmt):
+            _refs(s.value, out)
+        elif isinstance(s, EvalStmt):
+            _refs(s.expr, out)
+        elif isinstance(s, YieldStmt | ReturnStmt):
+            for v in s.values:
+                _refs(v, out)
+        elif isinstance(s, SeqStmts):
+            _all_refs(s.stmts, out)
+        elif isinstance(s, ScopeStmt):
+            _all_refs(s.body, out)
+        elif isinstance(s, IfStmt):
+            _refs(s.condition, out)
+            _all_refs(s.then_body, out)
+            _all_refs(s.else_body or (), out)
+        elif isinstance(s, ForStmt):
+            for x in (s.start, s.stop, s.step, *(ia.init for ia in s.iter_args)):
+                _refs(x, out)
+            _all_refs(s.body, out)
+        elif isinstance(s, WhileStmt):
+            _refs(s.condition, out)
+            for ia in s.iter_args:
+                _refs(ia.init, out)
+            _all_refs(s.body, out)
+
+
+def operand_prescan(enc: Encoding, fn: Function) -> None:
+    """Reference counts per block (B-110, B-111) for the variables a block defines, as facts: the rules decide
+    which are used only as batched-matmul operands (B-112, B-113)."""
+    iter_vars = {ia.var.uid for s in _loops(fn.body) for ia in s.iter_args}
+    for block in _blocks(fn.body):
+        flat = [s for s in block if not isinstance(s, SeqStmts)]
+        top: Counter[int] = Counter()
+        occ: Counter[int] = Counter()
+        for s in flat:
+            if isinstance(s, AssignStmt) and isinstance(s.value, Call):
+                call = s.value
+                lo = 0 if call.op == "tile.batch_matmul" else 1 if call.op == "tile.batch_matmul_acc" else -1
+                for j, a in enumerate(call.args):
+                    if isinstance(a, Var) and a.uid not in iter_vars:
+                        top[a.uid] += 1
+                        if lo >= 0 and lo <= j < lo + 2:
+                            occ[a.uid] += 1
+            else:
+                refs: list[int] = []
+                if isinstance(s, AssignStmt | EvalStmt | YieldStmt | ReturnStmt):
+                    _all_refs((s,), refs)
+                elif isinstance(s, IfStmt):
+                    _refs(s.condition, refs)
+                elif isinstance(s, ForStmt):
+                    for x in (s.start, s.stop, s.step, *(ia.init for ia in s.iter_args)):
+                        _refs(x, refs)
+                elif isinstance(s, WhileStmt):
+                    _refs(s.condition, refs)
+                    for ia in s.iter_args:
+                        _refs(ia.init, refs)
+                top.update(refs)
+        every: list[int] = []
+        _all_refs(block, every)
+        total = Counter(every)
+        for s in flat:
+            if isinstance(s, AssignStmt) and isinstance(s.value, Call) and not s.value.is_function:
+                v = s.var.uid
+                enc.rows["RefRow"].append((v, occ[v], top[v], total[v]))
+                arg0 = s.value.args[0] if s.value.args else None
+                enc.rows["DefRow"].append((v, s.value.op, arg0.uid if isinstance(arg0, Var) else -1))
+                if _safe_peelable(s.value):
+                    enc.rows["SafeRow"].append((v,))
+
+
+def _loops(body: tuple[Stmt, ...]) -> Iterator[ForStmt | WhileStmt]:
+    for block in _blocks(body):
+        for s in block:
+            if isinstance(s, ForStmt | WhileStmt):
+                yield s
+
+
+def _own_yields(body: tuple[Stmt, ...]) -> list[YieldStmt]:
+    out: list[YieldStmt] = []
+    for s in body:
+        if isinstance(s, YieldStmt):
+            out.append(s)
+        elif isinstance(s, SeqStmts):
+            out += _own_yields(s.stmts)
+        elif isinstance(s, ScopeStmt):
+            out += _own_yields(s.body)
+    return out
+
+
+def accumulator_facts(enc: Encoding, fn: Function) -> None:
+    """The same-buffer alias graph of the function (B-170) as facts: edges, how each variable is defined and
+    used, and its type. The rules find the chains (connected components) and decide how each is packed."""
+    rows = enc.rows
+    seen: set[int] = set()
+
+    def var_info(v: Var) -> None:
+        if v.uid in seen or not isinstance(v.type, TileType):
+            return
+        seen.add(v.uid)
+        t = v.type
+        static = all(static_int(d) is not None for d in t.shape)
+        partial = any(not (static_int(a) is not None and static_int(a) == static_int(b))
+                      for a, b in zip(t.valid_shape, t.shape))  # fmt: skip
+        mem = t.memory.value if t.memory is not None else "none"
+        rows["AccVarRow"].append((v.uid, enc.dims(t.shape), t.dtype.nbytes, mem, int(partial), int(static)))
+
+    def use(e: object, kind: str, sid: int = -1) -> None:
+        refs: list[int] = []
+        _refs(e, refs)
+        for r in refs:
+            rows["UseKindRow"].append((r, kind, sid))
+
+    def edge(a: Var, b: object) -> None:
+        if isinstance(b, Var):
+            var_info(a)
+            var_info(b)
+            rows["AliasRow"].append((a.uid, b.uid))
+
+    def record_window(sid: int, v: Var, op: str, args: tuple[Expr, ...]) -> None:
+        """2-D windows of a parent tile and writebacks into it (the row-window facts, B-180)."""
+        if (
+            op == "tile.slice"
+            and isinstance(args[0], Var)
+            and all(isinstance(a, MakeTuple) for a in args[1:3])
+        ):
+            shape, offs = args[1], args[2]
+            assert isinstance(shape, MakeTuple) and isinstance(offs, MakeTuple)
+            rows["SliceRow"].append((sid, v.uid, args[0].uid, enc.dims(shape.elements), enc.dims(offs.elements),
+                                     int(len(args) > 3)))  # fmt: skip
+        if (
+            op == "tile.assemble"
+            and isinstance(args[0], Var)
+            and isinstance(args[1], Var)
+            and isinstance(args[2], MakeTuple)
+        ):
+            rows["InsertRow"].append((sid, v.uid, args[0].uid, args[1].uid, enc.dims(args[2].elements)))
+
+    def walk(body: tuple[Stmt, ...]) -> None:
+        for s in body:
+            if isinstance(s, AssignStmt):
+                v, value = s.var, s.value
+                var_info(v)
+                if isinstance(value, Var):
+                    edge(v, value)
+                    rows["DefKindRow"].append((v.uid, "alias"))
+                elif isinstance(value, Call) and not value.is_function:
+                    op, args = value.op, value.args
+                    sid = enc.stmt_ids.get(id(s), -1)
+                    record_window(sid, v, op, args)
+                    if op in ("tile.batch_matmul_acc", "tile.matmul_acc", "tile.assemble") and isinstance(
+                        args[0], Var
+                    ):
+                        edge(v, args[0])
+                        rows["DefKindRow"].append(
+                            (v.uid, "accumulate" if op != "tile.assemble" else "insert")
+                        )
+                        rest = args[1:]
+                    else:
+                        kind = {"tile.create": "create", "tile.batch_matmul": "bmm"}.get(op, op)
+                        rows["DefKindRow"].append((v.uid, kind))
+                        rest = args
+                        if args and isinstance(args[0], Var):
+                            first = args[0]
+                            if op == "tile.store":
+                                offs = args[1]
+                                dst = type_of(args[2])
+                                ok = (len(args) == 3 and isinstance(offs, MakeTuple) and isinstance(dst, TensorType)
+                                      and isinstance(first.type, TileType) and len(offs.elements) == first.type.rank
+                                      and dst.rank == first.type.rank)  # fmt: skip
+                                rows["UseKindRow"].append(
+                                    (first.uid, "drain-store" if ok else "tile.store", sid)
+                                )
+                                rest = args[1:]
+                            elif op == "tile.move":
+                                rows["UseKindRow"].append((first.uid, "drain-move", sid))
+                                rest = args[1:]
+                    for a in rest:
+                        use(a, f"operand:{op}")
+                else:
+                    use(value, "other")
+            elif isinstance(s, EvalStmt):
+                use(s.expr, "other")
+            elif isinstance(s, ReturnStmt):
+                for x in s.values:
+                    use(x, "other")
+            elif isinstance(s, SeqStmts):
+                walk(s.stmts)
+            elif isinstance(s, ScopeStmt):
+                walk(s.body)
+            elif isinstance(s, IfStmt):
+                use(s.condition, "other")
+                walk(s.then_body)
+                walk(s.else_body or ())
+                ty, ey = _own_yields(s.then_body), _own_yields(s.else_body or ())
+                ok = len(ty) == 1 and len(ey) == 1 and s.else_body is not None
+                for i, rv in enumerate(s.return_vars):
+                    var_info(rv)
+                    rows["DefKindRow"].append((rv.uid, "carry"))
+                    if ok and i < len(ty[0].values) and i < len(ey[0].values):
+                        edge(rv, ty[0].values[i])
+                        edge(rv, ey[0].values[i])
+                    else:
+                        rows["PoisonRow"].append((rv.uid,))
+            elif isinstance(s, ForStmt | WhileStmt):
+                if isinstance(s, ForStmt):
+                    for x in (s.start, s.stop, s.step):
+                        use(x, "other")
+                else:
+                    use(s.condition, "other")
+                walk(s.body)
+                ys = _own_yields(s.body)
+                for i, ia in enumerate(s.iter_args):
+                    var_info(ia.var)
+                    rows["DefKindRow"].append((ia.var.uid, "carry"))
+                    if isinstance(ia.init, Var):
+                        edge(ia.var, ia.init)
+                    else:
+                        use(ia.init, "other")
+                        rows["PoisonRow"].append((ia.var.uid,))
+                    ret = s.return_vars[i] if i < len(s.return_vars) else None
+                    if ret is not None:
+                        var_info(ret)
+                        rows["DefKindRow"].append((ret.uid, "carry"))
+                        edge(ret, ia.var)
+                    if len(ys) == 1 and len(ys[0].values) == len(s.iter_args):
+                        edge(ia.var, ys[0].values[i])
+                    else:
+                        rows["PoisonRow"].append((ia.var.uid,))
+                        if ret is not None:
+                            rows["PoisonRow"].append((ret.uid,))
+            elif isinstance(s, YieldStmt):
+                pass  # the carries above join yields to their loop or if
+
+    for p in fn.params:
+        var_info(p.var)
+        rows["PoisonRow"].append((p.var.uid,))
+    walk(fn.body)
+    for sid, (_, call) in enumerate(enc.statements):
+        if call.op == "tile.batch_matmul_acc" and isinstance(call.args[0], Var):
+            var_info(call.args[0])
+            rows["BmmAccRow"].append((sid, call.args[0].uid))
