@@ -10,10 +10,12 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from pypto_egg.errors import PassError
 from pypto_egg.ir.expr import Call, ConstBool, Expr, MakeTuple, Var, type_of
 from pypto_egg.ir.ops import make_call
 from pypto_egg.ir.stmt import AssignStmt, Function, Stmt
 from pypto_egg.ir.types import MemorySpace, TileType, retile
+from pypto_egg.passes.diagnostics import where
 
 from .lower import Ctx, Lowerer, as_int, carry, int_tuple, substitute
 from .term import Term
@@ -154,6 +156,14 @@ class MatmulLowerer(Lowerer):
             return self.emit(f"{label}_slice_{b}", value, s.span, out)
 
         acc: Expr | None = substitute(info.acc, ctx) if info.acc is not None else None
+        acc_t = type_of(acc) if acc is not None else None
+        if acc is not None and not (isinstance(acc_t, TileType) and acc_t.rank == 2):  # B-150
+            rank = acc_t.rank if isinstance(acc_t, TileType) else 0
+            raise PassError(
+                f"FlattenTileNdTo2D: tile.batch_matmul_acc expects acc to be 2D after flatten, got rank {rank} "
+                f"(an N-D accumulator parameter is never retyped; allocate the accumulator inside the kernel with "
+                f"pl.tile.create){where(self.var_name(s), s.span)}"
+            )
         init = substitute(info.init_cond, ctx) if info.init_cond is not None else None
         store_args: list[Expr] = []
         if mode == "general":

@@ -400,3 +400,24 @@ def test_example3_single_page_matmul_and_matmul_acc_forward_init_cond():
 
     flatten(Before, Expected, scalars={"k": 0})
     flatten(Before, scalars={"k": 1})
+
+
+def test_b150_an_nd_accumulator_parameter_is_refused():
+    src = """
+import pypto_egg.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, acc: pl.Tile[[2, 8, 16], pl.FP32, pl.Mem.Acc], a: pl.Tensor[[2, 8, 32], pl.FP16],
+             b: pl.Tensor[[2, 32, 16], pl.FP16], out: pl.Out[pl.Tensor[[2, 8, 16], pl.FP32]]) -> pl.Tensor[[2, 8, 16], pl.FP32]:
+        ta = pl.load(a, [0, 0, 0], [2, 8, 32])
+        tb = pl.load(b, [0, 0, 0], [2, 32, 16])
+        d = pl.tile.batch_matmul_acc(acc, ta, tb)
+        out = pl.store(d, [0, 0, 0], out)
+        return out
+"""
+    with pytest.raises(
+        PassError, match=r"tile.batch_matmul_acc expects acc to be 2D after flatten, got rank 3"
+    ):
+        passes.flatten_tile_nd_to_2d()(pl.parse(src))
