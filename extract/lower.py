@@ -343,7 +343,11 @@ class Lowerer:
         new = self.recreate(call, args, s)
         want = self.decode.dims(plan.args[0])
         got = new.type.shape if isinstance(new.type, TileType) else ()
-        if len(got) != len(want) or not all(exprs_equal(a, b) for a, b in zip(got, want)):
+        # an N-D tile parameter is never retyped (B-006): its users stay N-D, and TileOps2D reports them
+        from_nd_param = any(isinstance(t, TileType) and t.rank > 2 for t in (type_of(a) for a in args))
+        if not from_nd_param and (
+            len(got) != len(want) or not all(exprs_equal(a, b) for a, b in zip(got, want))
+        ):
             raise diag.internal(
                 f"{call.op} re-deduced to shape {[str(g) for g in got]} on flattened operands, but the rules "
                 f"merged it to {[str(w) for w in want]}; an operand was not flattened"

@@ -82,3 +82,24 @@ def test_the_pass_output_satisfies_the_verifier():
     )
     out = passes.flatten_tile_nd_to_2d(verify=False)(p)
     passes.verify_properties(passes.flatten_tile_nd_to_2d().produced, out, "FlattenTileNdTo2D")
+
+
+def test_b006_users_of_an_nd_tile_parameter_stay_nd_and_the_verifier_names_them():
+    src = """
+import pypto_egg.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, t: pl.Tile[[2, 3, 4], pl.FP32], x: pl.Tensor[[2, 3, 4], pl.FP32]) -> pl.Tensor[[2, 3, 4], pl.FP32]:
+        u = pl.tile.exp(t)
+        return x
+"""
+    before = pl.parse(src)
+    with pytest.raises(
+        VerificationError,
+        match=r"(?s)TileOps2D.*Tile op 'tile.exp' in InCore function 'main' produces >2D tile",
+    ):
+        passes.flatten_tile_nd_to_2d()(before)
+    out = passes.flatten_tile_nd_to_2d(verify=False)(before)
+    assert [d.value for d in out.functions[0].body[0].var.type.shape] == [2, 3, 4]
