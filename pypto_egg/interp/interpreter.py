@@ -209,8 +209,9 @@ class _Machine:
         return window.reshape(self.ints(ty.shape))
 
     def store(self, c: Call) -> np.ndarray:
-        """Write the tile's valid region: into the partition box when one is given, else as a box of the
-        tile's rank, else (a tile of lower rank than the tensor) as consecutive row-major rows."""
+        """Write the tile's valid region: into the partition box when one is given; else a tile of lower rank
+        lands on the tensor's trailing axes, or (when its rows exceed the axis they land on) is written as
+        consecutive row-major rows."""
         tile_t = type_of(c.args[0])
         assert isinstance(tile_t, TileType)
         data = self.value(c.args[0])
@@ -218,10 +219,12 @@ class _Machine:
         offs = self.ints(c.args[1])
         valid = self.valid_of(tile_t)
         region = data[tuple(slice(0, v) for v in valid)]
-        if len(c.args) <= 3 and len(valid) < dst.ndim:
-            return self.store_rows(region.reshape(-1, valid[-1]) if valid else region, offs, dst)
         if len(c.args) > 3:
             window = self.ints(c.args[3])
+        elif len(valid) < dst.ndim:
+            window = (1,) * (dst.ndim - len(valid)) + valid  # the tile's dims land on the trailing axes
+            if any(w > n for w, n in zip(window, dst.shape)):  # its rows span several axes: a row-major run
+                return self.store_rows(region.reshape(-1, valid[-1]) if valid else region, offs, dst)
         elif len(valid) > dst.ndim:  # a tile of higher rank than its tensor: leading axes merge row-major
             k = len(valid) - dst.ndim
             window = (int(np.prod(valid[: k + 1])), *valid[k + 1 :])
@@ -240,6 +243,8 @@ class _Machine:
 
     @staticmethod
     def store_rows(rows: np.ndarray, offs: tuple[int, ...], dst: np.ndarray) -> np.ndarray:
+        if any(not 0 <= o < n for o, n in zip(offs, dst.shape)):
+            raise InterpError(f"tile.store offsets {list(offs)} are outside tensor {list(dst.shape)}")
         flat = dst.reshape(-1, dst.shape[-1])
         r0 = 0
         for o, n in zip(offs[:-1], dst.shape[:-1]):
