@@ -36,8 +36,6 @@ class ENode:
 @dataclass
 class EGraphView:
     classes: dict[ClassId, list[ENode]] = field(default_factory=lambda: defaultdict(list))
-    sorts: dict[ClassId, str] = field(default_factory=dict)
-    tables: dict[str, list[tuple[tuple[Any, ...], Any]]] = field(default_factory=dict)
     relations: dict[str, list[tuple[ClassId | Prim, ...]]] = field(default_factory=dict)
 
     @property
@@ -50,7 +48,7 @@ class EGraphView:
 
     @classmethod
     def from_egraph(cls, egraph: eb.EGraph) -> EGraphView:
-        """Read every constructor row (skipping subsumed ones) and every primitive-valued function."""
+        """Read every constructor row (skipping subsumed ones) and every relation row."""
         frozen = egraph.freeze()
         view = cls()
         convert: dict[str, Callable[[Any], Prim]] = {
@@ -65,26 +63,13 @@ class EGraphView:
                 return str(v)
             return ClassId(v)
 
-        def prim(sort: str, v: Any) -> Prim:
-            return convert[sort](v)
-
         for name, fn in frozen.functions.items():
             if fn.output_sort in ("Unit", "unit") or fn.output_sort.startswith("@"):  # a relation
                 view.relations[name] = [
                     tuple(arg(s, v) for s, v in zip(fn.input_sorts, r.inputs)) for r in fn.rows
                 ]
                 continue
-            if fn.output_sort in PRIMITIVE_SORTS:
-                if fn.output_sort in convert and all(
-                    s in convert or s not in PRIMITIVE_SORTS for s in fn.input_sorts
-                ):
-                    view.tables[name] = [
-                        (
-                            tuple(arg(s, v) for s, v in zip(fn.input_sorts, r.inputs)),
-                            prim(fn.output_sort, r.output),
-                        )
-                        for r in fn.rows
-                    ]
+            if fn.output_sort in PRIMITIVE_SORTS:  # an analysis function (Len, NonContig, ...): not a term
                 continue
             for r in fn.rows:
                 if r.subsumed:
@@ -92,5 +77,4 @@ class EGraphView:
                 out = ClassId(r.output)
                 node = ENode(name, tuple(arg(s, v) for s, v in zip(fn.input_sorts, r.inputs)), out)
                 view.classes[out].append(node)
-                view.sorts[out] = fn.output_sort
         return view

@@ -77,6 +77,7 @@ def batch_matmuls(enc: Encoding, fn: Function) -> None:
     }
     for block in _blocks(fn.body):
         flat = [s for s in block if not isinstance(s, SeqStmts)]
+        block_defs = {x.var.uid: x for x in flat if isinstance(x, AssignStmt)}
         for k, s in enumerate(flat):
             if not isinstance(s, AssignStmt) or not isinstance(s.value, Call) or s.value.op not in BMM_OPS:
                 continue
@@ -94,7 +95,7 @@ def batch_matmuls(enc: Encoding, fn: Function) -> None:
                 base = e
                 if view and isinstance(e, Var):
                     base = defs[e.uid].args[0]
-                load_stmt = next((x for x in flat if isinstance(x, AssignStmt) and x.var is base), None)
+                load_stmt = block_defs.get(base.uid) if isinstance(base, Var) else None
                 load = (
                     load_stmt.value if load_stmt is not None and isinstance(load_stmt.value, Call) else None
                 )

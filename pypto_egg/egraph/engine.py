@@ -99,6 +99,7 @@ class FlattenEGraph:
         self._saturated = False
         self._view: EGraphView | None = None
         self._extraction: Extraction | None = None
+        self._facts: dict[str, list[tuple[Term | int | float | str | bool | None, ...]]] = {}
 
     # ------------------------------------------------------------ saturation
 
@@ -196,12 +197,14 @@ class FlattenEGraph:
         return out
 
     def facts(self, relation: str) -> list[tuple[Term | int | float | str | bool | None, ...]]:
-        """The rows of a relation, e-class columns replaced by their extracted terms."""
-        ex = self.extraction()
-        return [
-            tuple(ex.term(a) if isinstance(a, ClassId) else a for a in row)
-            for row in self.view().relations.get(relation, [])
-        ]
+        """The rows of a relation, e-class columns replaced by their extracted terms (read once per relation)."""
+        if relation not in self._facts:
+            ex = self.extraction()
+            self._facts[relation] = [
+                tuple(ex.term(a) if isinstance(a, ClassId) else a for a in row)
+                for row in self.view().relations.get(relation, [])
+            ]
+        return self._facts[relation]
 
     # ------------------------------------------------------------ visualisation
 

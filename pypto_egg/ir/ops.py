@@ -269,7 +269,7 @@ def _move(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
 def _reshape(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
     t = _tile(op, args, 0, "tile")
     shape = tuple_elems(op, args[1], "shape")
-    n_in, n_out = _static_count(t.shape), _static_count(shape)
+    n_in, n_out = static_count(t.shape), static_count(shape)
     if n_in is not None and n_out is not None and n_in != n_out:
         raise TypeDeductionError(
             f"{op}: cannot reshape {fmt_shape(t.shape)} ({n_in} elements) to {fmt_shape(shape)} ({n_out} elements)"
@@ -277,7 +277,8 @@ def _reshape(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
     return make_tile_type(shape, t.dtype, t.memory, None, None)
 
 
-def _static_count(shape: Sequence[Expr]) -> int | None:
+def static_count(shape: Sequence[Expr]) -> int | None:
+    """The element count of a shape, or None when a dim is not static."""
     n = 1
     for d in shape:
         v = static_int(d)
@@ -292,7 +293,7 @@ def _reinterpret(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
     dtype = kw.get("dtype", t.dtype)
     if len(args) > 1:
         shape = tuple_elems(op, args[1], "shape")
-        n_in, n_out = _static_count(t.shape), _static_count(shape)
+        n_in, n_out = static_count(t.shape), static_count(shape)
         if n_in is not None and n_out is not None and n_in * t.dtype.nbytes != n_out * dtype.nbytes:
             raise TypeDeductionError(
                 f"{op}: {fmt_shape(t.shape)} {t.dtype.label} and {fmt_shape(shape)} {dtype.label} differ in bytes"

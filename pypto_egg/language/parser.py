@@ -653,18 +653,8 @@ class _FunctionParser:
 
 
 def _same_count(a: tuple[Expr, ...], b: tuple[Expr, ...]) -> bool:
-    na = nb = 1
-    for d in a:
-        v = static_int(d)
-        if v is None:
-            return False
-        na *= v
-    for d in b:
-        v = static_int(d)
-        if v is None:
-            return False
-        nb *= v
-    return na == nb
+    na = opreg.static_count(a)
+    return na is not None and na == opreg.static_count(b)
 
 
 def _decorator_options(fn: ast.FunctionDef, parser: _FunctionParser) -> dict[str, Any] | None:
