@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from pypto_egg.egraph.encode import blocks
 from pypto_egg.errors import InternalError, TypeDeductionError
 from pypto_egg.ir.equality import structural_equal
 from pypto_egg.ir.expr import (
@@ -163,27 +164,16 @@ class Lowerer:
         for p in self.fn.params:
             self.vars[p.var.uid] = p.var
 
-        def walk(body: tuple[Stmt, ...]) -> None:
-            for s in body:
+        for block in blocks(self.fn.body):
+            for s in block:
                 if isinstance(s, AssignStmt):
                     self.vars[s.var.uid] = s.var
-                elif isinstance(s, SeqStmts):
-                    walk(s.stmts)
-                elif isinstance(s, ScopeStmt):
-                    walk(s.body)
-                elif isinstance(s, IfStmt):
-                    walk(s.then_body)
-                    walk(s.else_body or ())
-                    for v in s.return_vars:
-                        self.vars[v.uid] = v
-                elif isinstance(s, ForStmt | WhileStmt):
+                if isinstance(s, ForStmt | WhileStmt):
                     for ia in s.iter_args:
                         self.vars[ia.var.uid] = ia.var
+                if isinstance(s, IfStmt | ForStmt | WhileStmt):
                     for v in s.return_vars:
                         self.vars[v.uid] = v
-                    walk(s.body)
-
-        walk(self.fn.body)
 
     def run(self) -> Function:
         return replace(self.fn, body=tuple(self.block(self.fn.body, {})))

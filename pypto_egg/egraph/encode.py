@@ -68,6 +68,14 @@ def child_bodies(s: Stmt) -> tuple[tuple[Stmt, ...], ...]:
     return ()
 
 
+def blocks(body: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, ...]]:
+    """Every statement list of a body, outermost first."""
+    yield body
+    for s in body:
+        for inner in child_bodies(s):
+            yield from blocks(inner)
+
+
 def tuple_items(e: Expr) -> tuple[Expr, ...]:
     if not isinstance(e, MakeTuple):
         raise InternalError(f"expected a literal tuple operand, got {type(e).__name__}")

@@ -26,7 +26,7 @@ from ..ir.stmt import (
     YieldStmt,
 )
 from ..ir.types import TensorType, TileType
-from .encode import BMM_OPS, BmmInfo, Encoding, child_bodies, walk_calls
+from .encode import BMM_OPS, BmmInfo, Encoding, blocks, walk_calls
 
 
 def _safe_peelable(call: Call) -> bool:
@@ -58,14 +58,6 @@ def _matmul_dtype_differs(lhs: TileType, rhs: TileType, result: object) -> bool:
     return isinstance(result, TileType) and _matmul_dtype("tile.matmul", lhs, rhs) != result.dtype
 
 
-def _blocks(body: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, ...]]:
-    """Every statement list of a body, outermost first."""
-    yield body
-    for s in body:
-        for inner in child_bodies(s):
-            yield from _blocks(inner)
-
-
 def batch_matmuls(enc: Encoding, fn: Function) -> None:
     """One BmmRow per batched matmul: operands peeled through safe reshapes (B-130), whether each is a
     transpose_view, their whole byte sizes, and the store that immediately consumes the result (B-133)."""
@@ -75,7 +67,7 @@ def batch_matmuls(enc: Encoding, fn: Function) -> None:
         for s, _ in walk_calls(fn.body)
         if isinstance(s, AssignStmt) and isinstance(s.value, Call)
     }
-    for block in _blocks(fn.body):
+    for block in blocks(fn.body):
         flat = [s for s in block if not isinstance(s, SeqStmts)]
         block_defs = {x.var.uid: x for x in flat if isinstance(x, AssignStmt)}
         for k, s in enumerate(flat):
@@ -177,7 +169,7 @@ def operand_prescan(enc: Encoding, fn: Function) -> None:
     """Reference counts per block (B-110, B-111) for the variables a block defines, as facts: the rules decide
     which are used only as batched-matmul operands (B-112, B-113)."""
     iter_vars = {ia.var.uid for s in _loops(fn.body) for ia in s.iter_args}
-    for block in _blocks(fn.body):
+    for block in blocks(fn.body):
         flat = [s for s in block if not isinstance(s, SeqStmts)]
         top: Counter[int] = Counter()
         occ: Counter[int] = Counter()
@@ -218,7 +210,7 @@ def operand_prescan(enc: Encoding, fn: Function) -> None:
 
 
 def _loops(body: tuple[Stmt, ...]) -> Iterator[ForStmt | WhileStmt]:
-    for block in _blocks(body):
+    for block in blocks(body):
         for s in block:
             if isinstance(s, ForStmt | WhileStmt):
                 yield s
