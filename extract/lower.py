@@ -31,7 +31,10 @@ from pypto_egg.ir.expr import (
 from pypto_egg.ir.ops import make_call
 from pypto_egg.ir.span import Span
 from pypto_egg.ir.stmt import (
+    AssertStmt,
     AssignStmt,
+    BreakStmt,
+    ContinueStmt,
     EvalStmt,
     ForStmt,
     Function,
@@ -216,6 +219,11 @@ class Lowerer:
             self.for_stmt(s, ctx, out)
         elif isinstance(s, WhileStmt):
             self.while_stmt(s, ctx, out)
+        elif isinstance(s, BreakStmt | ContinueStmt):
+            out.append(s)
+        elif isinstance(s, AssertStmt):
+            cond = substitute(s.condition, ctx)
+            out.append(s if cond is s.condition else replace(s, condition=cond))
         else:
             raise diag.internal(f"unknown statement {type(s).__name__}")
 

@@ -24,7 +24,7 @@ from corpus import wrap
         ("for a in pl.while_(init_values=(out,)):\n    r = pl.yield_(a)\nreturn out", 10, r"must start with pl.cond"),
         ("x += 1\nreturn out", 10, r"unsupported statement 'x \+= 1'"),
         ("t = pl.tile.exp()\nreturn out", 10, r"tile.exp is missing operand 'tile'"),
-        ("with open('f'):\n    pass\nreturn out", 10, r"only 'with pl.at\(...\)' scopes"),
+        ("with open('f'):\n    pass\nreturn out", 10, r"expected 'with pl.<scope>\(...\):'"),
         ("for i in range(3):\n    pass\nreturn out", 10, r"unsupported loop 'range\(3\)' \(expected pl.range"),
     ],
 )  # fmt: skip

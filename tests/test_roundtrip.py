@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 import pypto_egg.language as pl
 from pypto_egg import ir
 
-from corpus import PROGRAMS
+from corpus import PROGRAMS, wrap
 from test_flatten_hypothesis import programs as generated_programs
 
 
@@ -30,8 +30,48 @@ def test_corpus_is_large_and_uses_every_registered_op():
             from pypto_egg.egraph.encode import walk_calls
 
             used |= {call.op for _, call in walk_calls(fn.body)}
-    missing = set(ir.REGISTRY) - used
+    missing = {op for op, d in ir.REGISTRY.items() if d.deduces} - used
     assert not missing, f"ops without a round-trip program: {sorted(missing)}"
+
+
+ANNOTATED_OPS = sorted(op for op, d in ir.REGISTRY.items() if not d.deduces)
+
+
+@pytest.mark.parametrize("op", ANNOTATED_OPS)
+def test_every_annotated_op_roundtrips_with_its_signature(op):
+    """An op without deduction takes its annotation, keeps its operands and keywords, and prints back."""
+    d = ir.REGISTRY[op]
+    args = ["t", "3", "[0, i]", "pl.Mem.Vec", "'name'", "1.5", "pl.const(2, pl.INT32)", "[t, t]"]
+    positional = ", ".join(args[i % len(args)] for i in range(len(d.params)))
+    kw = f", {d.params[-1]}=i" if d.params and len(d.params) > 1 else ""
+    if kw:
+        positional = ", ".join(args[i % len(args)] for i in range(len(d.params) - 1))
+    sep = ", " if positional and kw else ""
+    spelled = op if op.startswith("pld.") else f"pl.{op}"
+    text = wrap(
+        f"t = pl.load(x, [0, 0, 0], [2, 3, 4])\ni = pl.cast(2, pl.INDEX)\n"
+        f"r: pl.Tile[[2, 3, 4], pl.FP16, pl.Mem.Vec] = {spelled}({positional}{sep}{kw.lstrip(', ')})\n"
+        f"{spelled}({positional})\nreturn out"
+    )
+    program = pl.parse(text)
+    assign = program.functions[0].body[2]
+    assert assign.value.op == op and assign.var.type == ir.make_tile_type(
+        (ir.ConstInt(2), ir.ConstInt(3), ir.ConstInt(4)), ir.DataType.FP16, ir.MemorySpace.Vec
+    )
+    printed = ir.python_print(program)
+    assert f"= {spelled}({positional}{sep}{kw.lstrip(', ')})" in printed
+    ir.assert_structural_equal(program, pl.parse(printed))
+
+
+def test_annotated_op_rejects_unknown_keywords_and_extra_operands():
+    with pytest.raises(pl.DSLError, match=r"tile.extract has no keyword 'colour'"):
+        pl.parse(
+            wrap(
+                "t = pl.load(x, [0, 0, 0], [2, 3, 4])\nr: pl.Tile[[2, 4], pl.FP32] = pl.tile.extract(t, 0, 0, [2, 4], colour=1)\nreturn out"
+            )
+        )
+    with pytest.raises(pl.DSLError, match=r"tile.get_block_idx takes at most 0 operands"):
+        pl.parse(wrap("i: pl.Scalar[pl.INDEX] = pl.tile.get_block_idx(1)\nreturn out"))
 
 
 def test_printer_form_follows_the_reference():

@@ -7,6 +7,7 @@ from typing import Any
 from .expr import BinOp, Call, ConstBool, ConstFloat, ConstInt, DynDim, MakeTuple, TupleGetItem, UnaryOp, Var
 from .printer import python_print
 from .stmt import (
+    AssertStmt,
     AssignStmt,
     EvalStmt,
     ForStmt,
@@ -21,7 +22,7 @@ from .stmt import (
     WhileStmt,
     YieldStmt,
 )
-from .types import ScalarType, TensorType, TensorView, TileType, TileView, TupleType
+from .types import MemRef, OpaqueType, ScalarType, TensorType, TensorView, TileType, TileView, TupleType
 
 
 class StructuralMismatch(AssertionError):
@@ -140,10 +141,14 @@ class _Comparer:
         if isinstance(a, ScalarType):
             if a != b:
                 self.fail(path, a, b, "scalar dtype differs")
+        elif isinstance(a, OpaqueType):
+            if a.text != b.text:
+                self.fail(path, a, b, "type differs")
         elif isinstance(a, TensorType):
             self.seq(a.shape, b.shape, path + ".shape", self.expr)
-            if a.dtype != b.dtype:
+            if a.dtype != b.dtype or a.distributed != b.distributed:
                 self.fail(path, a, b, "dtype differs")
+            self.memref(a.memref, b.memref, path + ".memref")
             if (a.view is None) != (b.view is None):
                 self.fail(path + ".view", a, b, "tensor view present on one side only")
             if isinstance(a.view, TensorView):
@@ -153,9 +158,10 @@ class _Comparer:
                     self.fail(path + ".view", a, b, "tensor layout differs")
         elif isinstance(a, TileType):
             self.seq(a.shape, b.shape, path + ".shape", self.expr)
-            for f in ("dtype", "memory", "memref"):
+            for f in ("dtype", "memory"):
                 if getattr(a, f) != getattr(b, f):
                     self.fail(f"{path}.{f}", a, b, f"{f} differs")
+            self.memref(a.memref, b.memref, path + ".memref")
             va, vb = a.view or TileView(), b.view or TileView()
             self.opt_shape(va.valid_shape, vb.valid_shape, path + ".view.valid_shape")
             self.opt_shape(va.stride, vb.stride, path + ".view.stride")
@@ -168,6 +174,23 @@ class _Comparer:
                 self.expr(va.start_offset, vb.start_offset, path + ".view.start_offset")
         elif isinstance(a, TupleType):
             self.seq(a.types, b.types, path, self.typ)
+
+    def memref(self, a: MemRef | None, b: MemRef | None, path: str) -> None:
+        if (a is None) != (b is None):
+            self.fail(path, a, b, "MemRef present on one side only")
+        if a is None or b is None:
+            return
+        if isinstance(a.base, str) or isinstance(b.base, str):
+            if a.base != b.base:
+                self.fail(path, a, b, "MemRef differs")
+        else:
+            self.expr(a.base, b.base, path + ".base")
+        for f in ("offset", "size", "slots", "slot"):
+            x, y = getattr(a, f), getattr(b, f)
+            if (x is None) != (y is None):
+                self.fail(f"{path}.{f}", a, b, f"MemRef {f} differs")
+            if x is not None:
+                self.expr(x, y, f"{path}.{f}")
 
     def iter_args(self, a: tuple[IterArg, ...], b: tuple[IterArg, ...], path: str) -> None:
         if len(a) != len(b):
@@ -196,9 +219,15 @@ class _Comparer:
         elif isinstance(a, YieldStmt | ReturnStmt):
             self.seq(a.values, b.values, path + ".values", self.expr)
         elif isinstance(a, ScopeStmt):
-            if (a.level, a.name_hint) != (b.level, b.name_hint):
-                self.fail(path, a, b, "scope level/name differs")
+            if a.kind != b.kind:
+                self.fail(path, a, b, f"scope pl.{a.kind} vs pl.{b.kind}")
+            self.seq(a.args, b.args, path + ".args", self.expr)
+            self.kw(dict(a.kwargs), dict(b.kwargs), path + ".kwargs")
             self.stmts(a.body, b.body, path + ".body")
+        elif isinstance(a, AssertStmt):
+            self.expr(a.condition, b.condition, path + ".condition")
+            if a.message != b.message:
+                self.fail(path, a, b, "assert message differs")
         elif isinstance(a, IfStmt):
             self.expr(a.condition, b.condition, path + ".condition")
             self.stmts(a.then_body, b.then_body, path + ".then")
@@ -210,6 +239,7 @@ class _Comparer:
         elif isinstance(a, ForStmt):
             if a.kind != b.kind or a.stage != b.stage:
                 self.fail(path, a, b, "loop kind differs")
+            self.kw(dict(a.kwargs), dict(b.kwargs), path + ".kwargs")
             for f in ("start", "stop", "step"):
                 self.expr(getattr(a, f), getattr(b, f), f"{path}.{f}")
             self.define(a.loop_var, b.loop_var, path + ".loop_var")
@@ -225,6 +255,8 @@ class _Comparer:
     def function(self, a: Function, b: Function, path: str) -> None:
         if (a.name, a.type, a.level, a.role) != (b.name, b.type, b.level, b.role):
             self.fail(path, a.name, b.name, "function name/type differs")
+        self.kw(dict(a.options), dict(b.options), path + ".options")
+        self.kw(dict(a.attrs), dict(b.attrs), path + ".attrs")
         self.seq(a.params, b.params, path + ".params", self.param)
         self.seq(a.return_types, b.return_types, path + ".return_types", self.typ)
         self.stmts(a.body, b.body, path + ".body")
@@ -246,7 +278,7 @@ def assert_structural_equal(a: object, b: object) -> None:
             c.function(fa, fb, f"function {fa.name!r}")
     elif isinstance(a, Function) and isinstance(b, Function):
         c.function(a, b, f"function {a.name!r}")
-    elif isinstance(a, TileType | TensorType | ScalarType | TupleType):
+    elif isinstance(a, TileType | TensorType | ScalarType | TupleType | OpaqueType):
         c.typ(a, b, "type")
     elif isinstance(a, tuple) and isinstance(b, tuple):
         c.stmts(a, b, "body")

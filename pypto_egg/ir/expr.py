@@ -35,15 +35,35 @@ class DynDim:
 
 @dataclass(frozen=True, slots=True)
 class ConstInt:
+    """An integer literal; `spelled` keeps a `pl.const(v, pl.INDEX)` spelling of a default-typed one."""
+
     value: int
     dtype: DataType = DataType.INDEX
     span: Span | None = field(default=None, compare=False)
+    spelled: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class ConstFloat:
     value: float
     dtype: DataType = DataType.FP32
+    span: Span | None = field(default=None, compare=False)
+    spelled: bool = field(default=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class EnumLit:
+    """A DSL enum, dtype or string given as an operand (`pl.tile.alloc(pl.Mem.Vec, 1024)`)."""
+
+    value: Any
+    span: Span | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class FuncRef:
+    """`self.kernel` passed as a value (`pl.submit(self.kernel, x)`)."""
+
+    name: str
     span: Span | None = field(default=None, compare=False)
 
 
@@ -108,7 +128,20 @@ class Call:
         return default
 
 
-Expr = Union[Var, DynDim, ConstInt, ConstFloat, ConstBool, BinOp, UnaryOp, MakeTuple, TupleGetItem, Call]
+Expr = Union[
+    Var,
+    DynDim,
+    ConstInt,
+    ConstFloat,
+    ConstBool,
+    BinOp,
+    UnaryOp,
+    MakeTuple,
+    TupleGetItem,
+    Call,
+    EnumLit,
+    FuncRef,
+]
 
 
 def const(value: int | Expr) -> Expr:
@@ -145,8 +178,15 @@ def type_of(e: Expr) -> Type:
         from .types import TupleType
 
         tt = type_of(e.tuple)
-        assert isinstance(tt, TupleType)
+        if not isinstance(tt, TupleType):
+            from .types import UNKNOWN_TYPE
+
+            return UNKNOWN_TYPE
         return tt.types[e.index]
+    if isinstance(e, EnumLit | FuncRef):
+        from .types import UNKNOWN_TYPE
+
+        return UNKNOWN_TYPE
     raise TypeError(f"not an expression: {e!r}")
 
 
@@ -158,8 +198,10 @@ def exprs_equal(a: Expr, b: Expr) -> bool:
         return False
     if isinstance(a, ConstInt | ConstFloat | ConstBool):
         return a.value == b.value  # type: ignore[union-attr]
-    if isinstance(a, DynDim):
+    if isinstance(a, DynDim | FuncRef):
         return a.name == b.name  # type: ignore[union-attr]
+    if isinstance(a, EnumLit):
+        return a.value == b.value  # type: ignore[union-attr]
     if isinstance(a, BinOp):
         assert isinstance(b, BinOp)
         return a.op == b.op and exprs_equal(a.lhs, b.lhs) and exprs_equal(a.rhs, b.rhs)
@@ -200,6 +242,9 @@ def free_vars(e: Expr) -> list[Var]:
         elif isinstance(x, Call):
             for y in x.args:
                 walk(y)
+            for _, v in x.kwargs:
+                if isinstance(v, Var | BinOp | UnaryOp | MakeTuple | TupleGetItem | Call):
+                    walk(v)
 
     walk(e)
     return out

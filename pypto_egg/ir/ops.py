@@ -11,10 +11,13 @@ from typing import Any
 
 from ..errors import TypeDeductionError
 from .expr import BinOp, Call, ConstInt, Expr, MakeTuple, exprs_equal, static_int, type_of
+from .signatures import SIGNATURES
 from .span import Span
 from .types import (
+    UNKNOWN_TYPE,
     DataType,
     MemorySpace,
+    PadValue,
     ScalarType,
     TensorLayout,
     TensorType,
@@ -32,12 +35,21 @@ Deduce = Callable[[str, Sequence[Expr], Kwargs], Type]
 
 @dataclass(frozen=True)
 class OpDef:
+    """An op's schema. `deduce=None` marks an op whose result type is its annotation: the pass never
+    rewrites such an op, and refuses it on an N-D tile (it could not re-derive the flattened type)."""
+
     name: str
     params: tuple[str, ...]  # positional operands, in order
     required: int  # how many of them must be given
     kwargs: frozenset[str]  # accepted keyword attributes
-    deduce: Deduce
+    deduce: Deduce | None
     kwarg_params: frozenset[str] = field(default_factory=frozenset)  # operands printed as keywords
+    variadic: bool = False  # takes any number of trailing operands
+    any_keyword: bool = False  # takes keywords beyond its named parameters
+
+    @property
+    def deduces(self) -> bool:
+        return self.deduce is not None
 
 
 REGISTRY: dict[str, OpDef] = {}
@@ -68,17 +80,20 @@ def get_op(name: str) -> OpDef:
         raise TypeDeductionError(f"unknown op '{name}'") from None
 
 
-def deduce_type(op: str, args: Sequence[Expr], kwargs: Kwargs) -> Type:
+def deduce_type(op: str, args: Sequence[Expr], kwargs: Kwargs, annotation: Type | None = None) -> Type:
+    """The result type of a call: deduced, or (for an op without deduction) the annotation."""
     d = get_op(op)
-    if not d.required <= len(args) <= len(d.params):
+    if len(args) < d.required or (len(args) > len(d.params) and not d.variadic):
         raise TypeDeductionError(
             f"{op} takes {d.required}..{len(d.params)} operands ({', '.join(d.params)}), got {len(args)}"
         )
     unknown = set(kwargs) - d.kwargs
-    if unknown:
+    if unknown and not d.any_keyword:
         raise TypeDeductionError(
             f"{op} does not accept keyword(s) {sorted(unknown)}; accepted: {sorted(d.kwargs)}"
         )
+    if d.deduce is None:
+        return annotation if annotation is not None else UNKNOWN_TYPE
     return d.deduce(op, args, kwargs)
 
 
@@ -88,10 +103,11 @@ def make_call(
     kwargs: Kwargs | None = None,
     attrs: Sequence[tuple[str, Any]] = (),
     span: Span | None = None,
+    annotation: Type | None = None,
 ) -> Call:
     """Create an op call with its result type deduced by the registry."""
     kw = dict(kwargs or {})
-    return Call(op, tuple(args), deduce_type(op, args, kw), tuple(kw.items()), tuple(attrs), span)
+    return Call(op, tuple(args), deduce_type(op, args, kw, annotation), tuple(kw.items()), tuple(attrs), span)
 
 
 # ---------------------------------------------------------------- helpers
@@ -200,7 +216,7 @@ def _load(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
 
 
 def _store(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
-    t = _tile(op, args, 0, "tile")
+    _tile(op, args, 0, "tile")
     dst = type_of(args[2])
     if not isinstance(dst, TensorType):
         raise TypeDeductionError(f"{op}: operand 'output_tensor' must be a tensor, got {_type_name(dst)}")
@@ -208,10 +224,6 @@ def _store(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
     if len(offsets) != dst.rank:
         raise TypeDeductionError(
             f"{op}: {len(offsets)} offsets {fmt_shape(offsets)} for a rank-{dst.rank} tensor {fmt_shape(dst.shape)}"
-        )
-    if t.dtype != dst.dtype:
-        raise TypeDeductionError(
-            f"{op}: tile dtype {t.dtype.label} differs from tensor dtype {dst.dtype.label}"
         )
     if len(args) > 3:
         tuple_elems(op, args[3], "shapes")
@@ -238,6 +250,13 @@ def _binary(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
         raise TypeDeductionError(f"{op}: operand shapes {fmt_shape(a.shape)} and {fmt_shape(b.shape)} differ")
     if a.dtype != b.dtype:
         raise TypeDeductionError(f"{op}: operand dtypes {a.dtype.label} and {b.dtype.label} differ")
+    return _elementwise_result(a)
+
+
+def _shift(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    """Shifts keep the lhs type; the shift amounts may have another integer width."""
+    a = _tile(op, args, 0, "lhs")
+    _tile(op, args, 1, "rhs")
     return _elementwise_result(a)
 
 
@@ -355,8 +374,13 @@ def _slice(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
             f"{op}: shape {fmt_shape(shape)} and offset {fmt_shape(offset)} must match the rank of {fmt_shape(t.shape)}"
         )
     valid = tuple_elems(op, args[3], "valid_shape") if len(args) > 3 else None
+    if len(args) > 4:
+        dropped = {normalize_axis(op, a, t.rank) for a in tuple_elems(op, args[4], "drop_dims")}
+        keep = [i for i in range(len(shape)) if i not in dropped]
+        shape = tuple(shape[i] for i in keep)
+        valid = tuple(valid[i] for i in keep) if valid else None
     view = TileView(
-        valid_shape=valid,
+        valid_shape=valid or None,
         blayout=t.view.blayout if t.view else None,
         slayout=t.view.slayout if t.view else None,
     )
@@ -446,9 +470,12 @@ def contiguous_strides(shape: Sequence[Expr]) -> tuple[Expr, ...]:
 
 def _tensor_view(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
     src = _tensor(op, args, 0, "tensor")
-    shape = tuple_elems(op, args[1], "shape")
+    shape = tuple_elems(op, args[1], "shape") if len(args) > 1 else src.shape
     valid = tuple_elems(op, args[2], "valid_shape") if len(args) > 2 else ()
-    return TensorType(shape, src.dtype, TensorView(contiguous_strides(shape), src.layout, valid))
+    layout = kw.get("layout", src.layout)
+    return TensorType(
+        shape, src.dtype, TensorView(contiguous_strides(shape), layout, valid), None, src.distributed
+    )
 
 
 def _tensor_create(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
@@ -461,8 +488,36 @@ def _tensor_create(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
     return TensorType(shape, dtype, view)
 
 
+def _expand(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    """row_expand* / col_expand* / expands: the result has the shape and view of the first operand."""
+    return _elementwise_result(_tile(op, args, 0, "tile"))
+
+
+def _fillpad(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    t = _tile(op, args, 0, "tile")
+    pad = kw.get("pad_value", PadValue.zero)
+    view = _view_with(t, pad=pad) if isinstance(pad, PadValue) else t.view
+    return make_tile_type(t.shape, t.dtype, t.memory, view, t.memref)
+
+
+def _scalar_cast(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    dtype = kw.get("target_type")
+    if not isinstance(dtype, DataType):
+        raise TypeDeductionError(f"{op} needs a target dtype, e.g. pl.cast(x, pl.INDEX)")
+    src = type_of(args[0])
+    if isinstance(src, TileType):
+        return _elementwise_result(src, dtype)
+    return ScalarType(dtype)
+
+
 BINARY_OPS = ("tile.add", "tile.sub", "tile.mul", "tile.div", "tile.maximum", "tile.minimum")
 SCALAR_OPS = ("tile.adds", "tile.subs", "tile.muls", "tile.divs", "tile.maxs", "tile.mins")
+# same-shape element-wise ops without a scalar twin the parser dispatches to
+MORE_BINARY_OPS = (
+    "tile.fmod", "tile.and_", "tile.or_", "tile.part_add", "tile.part_mul",
+    "tile.part_max", "tile.part_min",
+)  # fmt: skip
+MORE_SCALAR_OPS = ("tile.fmods", "tile.shls", "tile.shrs", "tile.ands", "tile.ors")
 UNARY_OPS = (
     "tile.exp",
     "tile.neg",
@@ -472,9 +527,18 @@ UNARY_OPS = (
     "tile.log",
     "tile.recip",
     "tile.rsqrt",
+    "tile.sin",
+    "tile.cos",
+    "tile.not_",
 )
-ROW_REDUCE_OPS = ("tile.row_sum", "tile.row_max", "tile.row_min")
+_EXPAND_SUFFIXES = ("", "_add", "_sub", "_mul", "_div", "_max", "_min", "_expdif")
+EXPAND_OPS = (
+    *(f"tile.{axis}_expand{sfx}" for axis in ("row", "col") for sfx in _EXPAND_SUFFIXES),
+    "tile.expands",
+)
+ROW_REDUCE_OPS = ("tile.row_sum", "tile.row_max", "tile.row_min", "tile.row_prod")
 SCALAR_FORM = dict(zip(BINARY_OPS, SCALAR_OPS))
+_HIGH_PRECISION = ("tile.div", "tile.recip", "tile.log", "tile.rsqrt")
 
 _register(
     "tile.load",
@@ -489,20 +553,34 @@ _register(
 )
 _register("tile.full", ("shape", "value"), _create, 2, ("dtype",), kwarg_params=("value",))
 for _name in BINARY_OPS:
+    _register(_name, ("lhs", "rhs"), _binary, kwargs=("high_precision",) if _name in _HIGH_PRECISION else ())
+for _name in MORE_BINARY_OPS:
     _register(_name, ("lhs", "rhs"), _binary)
-for _name in SCALAR_OPS:
+for _name in ("tile.rem", "tile.xor", "tile.prelu"):
+    _register(_name, ("lhs", "rhs", "tmp"), _binary, 2)
+for _name in ("tile.shl", "tile.shr"):
+    _register(_name, ("lhs", "rhs"), _shift)
+for _name in SCALAR_OPS + MORE_SCALAR_OPS:
     _register(_name, ("tile", "scalar"), _scalar)
+for _name in ("tile.rems", "tile.xors"):
+    _register(_name, ("tile", "scalar", "tmp"), _scalar, 2)
 for _name in UNARY_OPS:
-    _register(_name, ("tile",), _unary)
+    extra = ("tmp",) if _name == "tile.rsqrt" else ()
+    _register(_name, ("tile", *extra), _unary, 1, ("high_precision",) if _name in _HIGH_PRECISION else ())
+for _name in EXPAND_OPS:
+    _register(_name, ("tile", "operand", "tmp"), _expand, 2)
 for _name in ROW_REDUCE_OPS:
-    _register(_name, ("tile",), _row_reduce, kwargs=("keepdim",))
+    _register(_name, ("tile", "tmp_tile"), _row_reduce, 1, kwargs=("keepdim",))
+for _name in ("tile.fillpad", "tile.fillpad_inplace"):
+    _register(_name, ("tile",), _fillpad, kwargs=("pad_value",))
 _register("tile.cast", ("tile",), _cast, kwargs=("target_type", "mode"))
-_register("tile.move", ("tile",), _move, kwargs=("target_memory",))
+_register("cast", ("value",), _scalar_cast, kwargs=("target_type", "mode"))
+_register("tile.move", ("tile",), _move, kwargs=("target_memory", "blayout", "slayout"))
 _register("tile.reshape", ("tile", "shape"), _reshape)
 _register("tile.reinterpret_view", ("tile", "shape"), _reinterpret, 1, ("dtype",), kwarg_params=("shape",))
 _register("tile.transpose", ("tile", "axis1", "axis2", "scratch"), _transpose, 3)
 _register("tile.transpose_view", ("tile",), _transpose_view)
-_register("tile.slice", ("tile", "shape", "offset", "valid_shape"), _slice, 3)
+_register("tile.slice", ("tile", "shape", "offset", "valid_shape", "drop_dims"), _slice, 3, ("pad_value",))
 _register("tile.assemble", ("target", "source", "offset"), _assemble)
 _register("tile.read", ("tile", "indices"), _read)
 _register("tile.write", ("tile", "indices", "value"), _write)
@@ -511,5 +589,34 @@ _register("tile.matmul_acc", ("acc", "lhs", "rhs", "init_cond"), _matmul_acc, 3)
 _register("tile.batch_matmul", ("lhs", "rhs"), _batch_matmul)
 _register("tile.batch_matmul_acc", ("acc", "lhs", "rhs", "init_cond"), _batch_matmul_acc, 3)
 _register("tile.set_validshape", ("tile", "valid_rows", "valid_cols"), _set_validshape)
-_register("tensor.view", ("tensor", "shape", "valid_shape"), _tensor_view, 2)
-_register("tensor.create", ("shape",), _tensor_create, kwargs=("dtype", "layout"))
+_register("tensor.view", ("tensor", "shape", "valid_shape"), _tensor_view, 1, ("layout",))
+_register("tensor.create", ("shape",), _tensor_create, kwargs=("dtype", "layout", "manual_dep", "init_value"))
+
+
+def _register_annotated() -> None:
+    """Every other op the DSL names: its signature, and its annotation as its result type."""
+    for name, sig in SIGNATURES.items():
+        if name in REGISTRY or not name.startswith(
+            ("tile.", "tensor.", "system.", "array.", "prefetch.", "pld.")
+        ):
+            continue
+        params = tuple(p.rstrip("*") for p in sig if not p.endswith("**"))
+        REGISTRY[name] = OpDef(
+            name,
+            params,
+            0,
+            frozenset(params),
+            None,
+            variadic=any(p.endswith("*") and not p.endswith("**") for p in sig),
+            any_keyword=any(p.endswith("**") for p in sig),
+        )
+    # the top-level helpers that take a function and its arguments
+    for name, params in (
+        ("submit", ("func", "args")),
+        ("spmd_submit", ("func", "args")),
+        ("split_aiv", ("count",)),
+    ):
+        REGISTRY.setdefault(name, OpDef(name, params, 0, frozenset(), None, variadic=True, any_keyword=True))
+
+
+_register_annotated()

@@ -11,7 +11,9 @@ from .expr import (
     ConstFloat,
     ConstInt,
     DynDim,
+    EnumLit,
     Expr,
+    FuncRef,
     MakeTuple,
     TupleGetItem,
     UnaryOp,
@@ -19,13 +21,15 @@ from .expr import (
 )
 from .ops import REGISTRY
 from .stmt import (
+    AssertStmt,
     AssignStmt,
+    BreakStmt,
+    ContinueStmt,
     EvalStmt,
     ForStmt,
     Function,
     FunctionType,
     IfStmt,
-    LoopKind,
     ParamDirection,
     Program,
     ReturnStmt,
@@ -40,6 +44,9 @@ from .types import (
     CompactMode,
     DataType,
     MemorySpace,
+    MemRef,
+    NamedConst,
+    OpaqueType,
     PadValue,
     ScalarType,
     TensorLayout,
@@ -54,7 +61,8 @@ CAST_MODES = {0: "none", 1: "rint", 2: "round", 3: "floor", 4: "ceil", 5: "trunc
 _INFIX = {
     "or": ("or", 1), "and": ("and", 2),
     "eq": ("==", 4), "ne": ("!=", 4), "lt": ("<", 4), "le": ("<=", 4), "gt": (">", 4), "ge": (">=", 4),
-    "add": ("+", 5), "sub": ("-", 5), "mul": ("*", 6), "floordiv": ("//", 6), "mod": ("%", 6),
+    "bitor": ("|", 4.1), "bitxor": ("^", 4.2), "bitand": ("&", 4.3), "lshift": ("<<", 4.4), "rshift": (">>", 4.4),
+    "add": ("+", 5), "sub": ("-", 5), "mul": ("*", 6), "floordiv": ("//", 6), "mod": ("%", 6), "truediv": ("/", 6),
 }  # fmt: skip
 
 
@@ -80,7 +88,7 @@ class Namer:
         return self.names.get(v.uid, v.name)
 
 
-def _prec(e: Expr) -> int:
+def _prec(e: Expr) -> float:
     if isinstance(e, BinOp) and e.op in _INFIX:
         return _INFIX[e.op][1]
     if isinstance(e, UnaryOp):
@@ -97,9 +105,17 @@ def print_expr(e: Expr, namer: Namer | None = None) -> str:
     if isinstance(e, ConstBool):
         return "True" if e.value else "False"
     if isinstance(e, ConstInt):
+        if e.spelled or e.dtype is not DataType.INDEX:
+            return f"pl.const({e.value}, pl.{e.dtype.label})"
         return str(e.value)
     if isinstance(e, ConstFloat):
+        if e.spelled or e.dtype is not DataType.FP32:
+            return f"pl.const({float(e.value)!r}, pl.{e.dtype.label})"
         return repr(float(e.value))
+    if isinstance(e, EnumLit):
+        return print_kwarg_value("", e.value, n)
+    if isinstance(e, FuncRef):
+        return f"self.{e.name}"
     if isinstance(e, BinOp):
         if e.op in ("min", "max"):
             return f"pl.{e.op}({print_expr(e.lhs, n)}, {print_expr(e.rhs, n)})"
@@ -124,26 +140,37 @@ def print_expr(e: Expr, namer: Namer | None = None) -> str:
     raise TypeError(f"cannot print {e!r}")
 
 
-def print_kwarg_value(key: str, v: Any) -> str:
+def print_kwarg_value(key: str, v: Any, namer: Namer | None = None, cast_mode: bool = False) -> str:
+    """A keyword or attribute value as DSL text; `cast_mode` spells an integer cast mode by name."""
     if isinstance(v, DataType):
         return f"pl.{v.label}"
     if isinstance(v, MemorySpace):
         return f"pl.Mem.{v.value}"
-    if isinstance(v, TensorLayout | TileLayout | PadValue | CompactMode | AtomicType):
+    if isinstance(v, TensorLayout | TileLayout | PadValue | CompactMode | AtomicType | NamedConst):
         return repr(v)
-    if key == "mode" and isinstance(v, int) and not isinstance(v, bool):
+    if cast_mode and key == "mode" and isinstance(v, int) and not isinstance(v, bool):
         return repr(CAST_MODES.get(v, str(v)))
     if isinstance(v, str):
         return repr(v)
     if isinstance(v, dict):
-        return "{" + ", ".join(f"{k!r}: {print_kwarg_value(k, x)}" for k, x in v.items()) + "}"
+        return (
+            "{"
+            + ", ".join(f"{print_kwarg_value('', k)}: {print_kwarg_value(k, x, namer)}" for k, x in v.items())
+            + "}"
+        )
+    if isinstance(v, list):
+        return "[" + ", ".join(print_kwarg_value("", x, namer) for x in v) + "]"
+    if hasattr(v, "__dataclass_fields__") and not isinstance(v, MemRef):
+        return print_expr(v, namer)
     return repr(v)
 
 
+# ops whose attributes the printer writes positionally, as PyPTO does: pl.cast(x, pl.INDEX)
+_POSITIONAL_ATTRS = {"cast": ("target_type", "mode")}
+
+
 def _print_call(c: Call, n: Namer) -> str:
-    if c.is_function:
-        return f"self.{c.op}(" + ", ".join(print_expr(a, n) for a in c.args) + ")"
-    op = REGISTRY.get(c.op)
+    op = None if c.is_function else REGISTRY.get(c.op)
     parts: list[str] = []
     kw_parts: list[str] = []
     for i, a in enumerate(c.args):
@@ -152,35 +179,56 @@ def _print_call(c: Call, n: Namer) -> str:
             kw_parts.append(f"{pname}={print_expr(a, n)}")
         else:
             parts.append(print_expr(a, n))
-    parts += [f"{k}={print_kwarg_value(k, v)}" for k, v in c.kwargs]
+    positional = _POSITIONAL_ATTRS.get(c.op, ()) if not c.is_function else ()
+    kwargs = dict(c.kwargs)
+    parts += [print_kwarg_value(k, kwargs.pop(k), n, cast_mode=True) for k in positional if k in kwargs]
+    cast_mode = c.op == "tile.cast"
+    parts += [f"{k}={print_kwarg_value(k, v, n, cast_mode)}" for k, v in kwargs.items()]
     parts += kw_parts
     if c.attrs:
-        parts.append("attrs={" + ", ".join(f"{k!r}: {print_kwarg_value(k, v)}" for k, v in c.attrs) + "}")
-    return f"pl.{c.op}(" + ", ".join(parts) + ")"
+        parts.append("attrs={" + ", ".join(f'"{k}": {print_kwarg_value(k, v, n)}' for k, v in c.attrs) + "}")
+    if c.is_function:
+        return f"self.{c.op}(" + ", ".join(parts) + ")"
+    prefix = "" if c.op.startswith("pld.") else "pl."
+    return f"{prefix}{c.op}(" + ", ".join(parts) + ")"
 
 
 def _shape(shape: tuple[Expr, ...], n: Namer) -> str:
     return "[" + ", ".join(print_expr(d, n) for d in shape) + "]"
 
 
-def print_type(t: Type, namer: Namer | None = None) -> str:
+def print_memref(m: MemRef, n: Namer) -> str:
+    base = f'"{m.base}"' if isinstance(m.base, str) else print_expr(m.base, n)
+    rest = [print_expr(x, n) for x in (m.offset, m.size) if x is not None]
+    if m.slots is not None:
+        rest.append(f"slots={print_expr(m.slots, n)}")
+    text = "pl.MemRef(" + ", ".join([base, *rest]) + ")"
+    return text if m.slot is None else f"{text}[{print_expr(m.slot, n)}]"
+
+
+def print_type(t: Type, namer: Namer | None = None, tuple_head: str = "pl.Tuple") -> str:
     n = namer or Namer()
     if isinstance(t, ScalarType):
         return f"pl.Scalar[pl.{t.dtype.label}]"
+    if isinstance(t, OpaqueType):
+        return t.text
     if isinstance(t, TensorType):
         parts = [_shape(t.shape, n), f"pl.{t.dtype.label}"]
         if t.view is not None:
             vp = [f"stride={_shape(t.view.stride, n)}", f"layout={t.view.layout!r}"]
             if t.view.valid_shape:
-                vp.append(f"valid_shape={_shape(t.view.valid_shape, n)}")
+                vp.insert(0, f"valid_shape={_shape(t.view.valid_shape, n)}")
             if t.view.pad is not None:
                 vp.append(f"pad={t.view.pad!r}")
             parts.append("pl.TensorView(" + ", ".join(vp) + ")")
-        return "pl.Tensor[" + ", ".join(parts) + "]"
+        if t.memref is not None:
+            parts.append(print_memref(t.memref, n))
+        head = "pld.DistributedTensor" if t.distributed else "pl.Tensor"
+        return f"{head}[" + ", ".join(parts) + "]"
     if isinstance(t, TileType):
         parts = [_shape(t.shape, n), f"pl.{t.dtype.label}"]
         if t.memref is not None:
-            parts.append(f"pl.MemRef({t.memref!r})")
+            parts.append(print_memref(t.memref, n))
         if t.memory is not None:
             parts.append(f"pl.Mem.{t.memory.value}")
         if t.view is not None:
@@ -204,7 +252,7 @@ def print_type(t: Type, namer: Namer | None = None) -> str:
             parts.append("pl.TileView(" + ", ".join(vp) + ")")
         return "pl.Tile[" + ", ".join(parts) + "]"
     if isinstance(t, TupleType):
-        return "tuple[" + ", ".join(print_type(x, n) for x in t.types) + "]"
+        return f"{tuple_head}[" + ", ".join(print_type(x, n) for x in t.types) + "]"
     raise TypeError(f"cannot print type {t!r}")
 
 
@@ -227,7 +275,7 @@ class _Printer:
             args.append(f"{name}: {ty}")
         if f.has_self:
             args.insert(0, "self")
-        rets = [print_type(t, self.n) for t in f.return_types]
+        rets = [print_type(t, self.n, "tuple") for t in f.return_types]
         ret = "" if not rets else f" -> {rets[0]}" if len(rets) == 1 else f" -> tuple[{', '.join(rets)}]"
         deco = []
         if f.type is not FunctionType.Opaque:
@@ -236,10 +284,13 @@ class _Printer:
             deco.append(f"level=pl.Level.{f.level}")
         if f.role:
             deco.append(f"role=pl.Role.{f.role}")
+        deco += [f"{k}={print_kwarg_value(k, v, self.n)}" for k, v in f.options]
         self.emit(depth, "@pl.function" + (f"({', '.join(deco)})" if deco else ""))
         self.emit(depth, f"def {f.name}({', '.join(args)}){ret}:")
+        if f.attrs:
+            self.emit(depth + 1, f"pl.func_attr({print_kwarg_value('', dict(f.attrs), self.n)})")
         self.body(f.body, depth + 1, ())
-        if not f.body:
+        if not f.body and not f.attrs:
             self.emit(depth + 1, "pass")
 
     def body(self, stmts: tuple[Stmt, ...], depth: int, targets: tuple[Var, ...]) -> None:
@@ -257,19 +308,25 @@ class _Printer:
             self.body(s.stmts, d, targets)
         elif isinstance(s, YieldStmt):
             call = "pl.yield_(" + ", ".join(print_expr(v, n) for v in s.values) + ")"
-            if targets:
+            if len(targets) == 1:
+                self.emit(d, f"{n.define(targets[0])}: {print_type(targets[0].type, n)} = {call}")
+            elif targets:
                 self.emit(d, ", ".join(n.define(v) for v in targets) + f" = {call}")
             else:
                 self.emit(d, call)
+        elif isinstance(s, BreakStmt):
+            self.emit(d, "break")
+        elif isinstance(s, ContinueStmt):
+            self.emit(d, "continue")
+        elif isinstance(s, AssertStmt):
+            msg = f", {s.message!r}" if s.message is not None else ""
+            self.emit(d, f"assert {print_expr(s.condition, n)}{msg}")
         elif isinstance(s, ReturnStmt):
             self.emit(d, ("return " + ", ".join(print_expr(v, n) for v in s.values)).rstrip())
         elif isinstance(s, ScopeStmt):
-            kw = []
-            if s.level:
-                kw.append(f"level=pl.Level.{s.level}")
-            if s.name_hint:
-                kw.append(f"name_hint={s.name_hint!r}")
-            self.emit(d, f"with pl.at({', '.join(kw)}):")
+            kw = [print_expr(a, n) for a in s.args]
+            kw += [f"{k}={_scope_value(k, v, n)}" for k, v in s.kwargs]
+            self.emit(d, f"with pl.{s.kind}({', '.join(kw)}):")
             self.body(s.body, d + 1, targets)
             if not s.body:
                 self.emit(d + 1, "pass")
@@ -311,6 +368,7 @@ class _Printer:
             bounds = [start, stop, step]
         if s.stage is not None:
             bounds.append(f"stage={s.stage}")
+        bounds += [f"{k}={print_kwarg_value(k, v, n)}" for k, v in s.kwargs]
         inits = [print_expr(ia.init, n) for ia in s.iter_args]
         loop_var = n.define(s.loop_var)
         if s.iter_args:
@@ -320,12 +378,17 @@ class _Printer:
             head = f"{loop_var}, ({names}{trail})"
         else:
             head = loop_var
-        kind = {LoopKind.range: "range", LoopKind.parallel: "parallel", LoopKind.unroll: "unroll",
-                LoopKind.pipeline: "pipeline"}[s.kind]  # fmt: skip
+        kind = s.kind.value
         self.emit(d, f"for {head} in pl.{kind}({', '.join(bounds)}):")
         self.body(s.body, d + 1, s.return_vars)
         if not s.body:
             self.emit(d + 1, "pass")
+
+
+def _scope_value(key: str, v: Any, n: Namer) -> str:
+    if key == "level" and isinstance(v, str):
+        return f"pl.Level.{v}"
+    return print_kwarg_value(key, v, n)
 
 
 def _dyn_dims(node: object, out: set[str]) -> None:
@@ -358,10 +421,10 @@ def python_print(node: object) -> str:
     if isinstance(node, Function):
         p.function(node, 0)
         return "\n".join(p.lines) + "\n"
-    if isinstance(node, TileType | TensorType | ScalarType | TupleType):
+    if isinstance(node, TileType | TensorType | ScalarType | TupleType | OpaqueType):
         return print_type(node)
     if isinstance(node, AssignStmt | EvalStmt | SeqStmts | ForStmt | WhileStmt | IfStmt | YieldStmt | ReturnStmt
-                  | ScopeStmt):  # fmt: skip
+                  | ScopeStmt | BreakStmt | ContinueStmt | AssertStmt):  # fmt: skip
         p.stmt(node, 0, ())
         return "\n".join(p.lines)
     return print_expr(node)  # type: ignore[arg-type]

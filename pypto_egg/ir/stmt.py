@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Any, Union
 
 from .expr import Expr, Var
 from .span import Span
@@ -43,6 +43,7 @@ class LoopKind(enum.Enum):
     parallel = "parallel"
     unroll = "unroll"
     pipeline = "pipeline"
+    split_aiv = "split_aiv"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +58,7 @@ class ForStmt:
     kind: LoopKind = LoopKind.range
     stage: int | None = None
     span: Span | None = field(default=None, compare=False)
+    kwargs: tuple[tuple[str, Any], ...] = ()  # other loop keywords as written (`attrs={...}`, `mode=...`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,15 +93,50 @@ class ReturnStmt:
 
 @dataclass(frozen=True, slots=True)
 class ScopeStmt:
-    """`with pl.at(level=..., name_hint=...)`: definitions inside stay visible afterwards."""
+    """`with pl.at(...)`, `with pl.scope(mode=...)`, `with pl.cluster()`, ...: `kind` is the pl function,
+    `kwargs` its keywords as written. Definitions inside stay visible afterwards."""
 
     body: tuple[Stmt, ...]
-    level: str | None = None
-    name_hint: str | None = None
+    kind: str = "at"
+    kwargs: tuple[tuple[str, Any], ...] = ()
+    span: Span | None = field(default=None, compare=False)
+    args: tuple[Expr, ...] = ()
+
+    def kwarg(self, name: str, default: Any = None) -> Any:
+        return next((v for k, v in self.kwargs if k == name), default)
+
+
+@dataclass(frozen=True, slots=True)
+class BreakStmt:
     span: Span | None = field(default=None, compare=False)
 
 
-Stmt = Union[AssignStmt, EvalStmt, SeqStmts, ForStmt, WhileStmt, IfStmt, YieldStmt, ReturnStmt, ScopeStmt]
+@dataclass(frozen=True, slots=True)
+class ContinueStmt:
+    span: Span | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class AssertStmt:
+    condition: Expr
+    message: str | None = None
+    span: Span | None = field(default=None, compare=False)
+
+
+Stmt = Union[
+    AssignStmt,
+    EvalStmt,
+    SeqStmts,
+    ForStmt,
+    WhileStmt,
+    IfStmt,
+    YieldStmt,
+    ReturnStmt,
+    ScopeStmt,
+    BreakStmt,
+    ContinueStmt,
+    AssertStmt,
+]
 
 
 class FunctionType(enum.Enum):
@@ -109,6 +146,9 @@ class FunctionType(enum.Enum):
     AIC = "AIC"
     AIV = "AIV"
     Group = "Group"
+    Spmd = "Spmd"
+    Inline = "Inline"
+    Graph = "Graph"
 
     @property
     def is_incore(self) -> bool:
@@ -137,6 +177,8 @@ class Function:
     level: str | None = None
     role: str | None = None
     span: Span | None = field(default=None, compare=False)
+    options: tuple[tuple[str, Any], ...] = ()  # other decorator keywords (`auto_scope=False`), as written
+    attrs: tuple[tuple[str, Any], ...] = ()  # `pl.func_attr({...})` at the top of the body
 
     @property
     def has_self(self) -> bool:

@@ -11,25 +11,44 @@ if TYPE_CHECKING:
 
 
 class DataType(enum.Enum):
-    FP32 = ("FP32", 4, "float32")
-    FP16 = ("FP16", 2, "float16")
-    BF16 = ("BF16", 2, "float32")
-    INT8 = ("INT8", 1, "int8")
-    INT16 = ("INT16", 2, "int16")
-    INT32 = ("INT32", 4, "int32")
-    INT64 = ("INT64", 8, "int64")
-    UINT8 = ("UINT8", 1, "uint8")
-    INDEX = ("INDEX", 8, "int64")
-    BOOL = ("BOOL", 1, "bool")
+    """Element types; `bits` is the storage width (sub-byte types round up to a byte in `nbytes`).
 
-    def __init__(self, label: str, nbytes: int, numpy_name: str) -> None:
+    The interpreter computes the 8- and 4-bit float formats in float32 and TASK_ID as int64: they
+    only have to carry values through the ops the pass rewrites, not round like the hardware.
+    """
+
+    FP32 = ("FP32", 32, "float32")
+    FP16 = ("FP16", 16, "float16")
+    BF16 = ("BF16", 16, "float32")
+    FP8E4M3FN = ("FP8E4M3FN", 8, "float32")
+    FP8E5M2 = ("FP8E5M2", 8, "float32")
+    FP8E8M0 = ("FP8E8M0", 8, "float32")
+    HF8 = ("HF8", 8, "float32")
+    FP4 = ("FP4", 4, "float32")
+    HF4 = ("HF4", 4, "float32")
+    INT4 = ("INT4", 4, "int8")
+    INT8 = ("INT8", 8, "int8")
+    INT16 = ("INT16", 16, "int16")
+    INT32 = ("INT32", 32, "int32")
+    INT64 = ("INT64", 64, "int64")
+    UINT4 = ("UINT4", 4, "uint8")
+    UINT8 = ("UINT8", 8, "uint8")
+    UINT16 = ("UINT16", 16, "uint16")
+    UINT32 = ("UINT32", 32, "uint32")
+    UINT64 = ("UINT64", 64, "uint64")
+    INDEX = ("INDEX", 64, "int64")
+    BOOL = ("BOOL", 8, "bool")
+    TASK_ID = ("TASK_ID", 64, "int64")
+
+    def __init__(self, label: str, bits: int, numpy_name: str) -> None:
         self.label = label
-        self.nbytes = nbytes
+        self.bits = bits
+        self.nbytes = (bits + 7) // 8
         self.numpy_name = numpy_name
 
     @property
     def is_float(self) -> bool:
-        return self in (DataType.FP32, DataType.FP16, DataType.BF16)
+        return self.numpy_name.startswith("float")
 
     @property
     def is_int(self) -> bool:
@@ -67,6 +86,8 @@ class TensorLayout(enum.Enum):
     ND = "ND"
     DN = "DN"
     NZ = "NZ"
+    MX_A_ZZ = "MX_A_ZZ"
+    MX_B_NN = "MX_B_NN"
 
     def __repr__(self) -> str:
         return f"pl.TensorLayout.{self.value}"
@@ -91,11 +112,22 @@ class CompactMode(enum.Enum):
 
 
 class AtomicType(enum.Enum):
-    none = 0
+    None_ = 0
     Add = 1
 
     def __repr__(self) -> str:
         return f"pl.AtomicType.{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class NamedConst:
+    """A DSL enum member the pass carries but never interprets (`pl.ScopeMode.MANUAL`, `pl.adir.input`)."""
+
+    path: str  # "ScopeMode.MANUAL"
+    root: str = "pl"
+
+    def __repr__(self) -> str:
+        return f"{self.root}.{self.path}"
 
 
 Shape = tuple["Expr", ...]
@@ -115,10 +147,25 @@ class TensorView:
 
 
 @dataclass(frozen=True, slots=True)
+class MemRef:
+    """`pl.MemRef("mem_vec_0", 0, 1024)`: a named buffer (or a `pl.Ptr` variable), an offset and a size."""
+
+    base: str | Expr
+    offset: Expr | None = None
+    size: Expr | None = None
+    slots: Expr | None = None  # a ring of buffers, `pl.MemRef("ping", 0, 1024, slots=2)[i % 2]`
+    slot: Expr | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class TensorType:
+    """A tensor in global memory; `distributed` marks `pld.DistributedTensor` (one window per rank)."""
+
     shape: Shape
     dtype: DataType
     view: TensorView | None = None
+    memref: MemRef | None = None
+    distributed: bool = False
 
     @property
     def rank(self) -> int:
@@ -149,7 +196,7 @@ class TileType:
     dtype: DataType
     memory: MemorySpace | None = None
     view: TileView | None = None
-    memref: str | None = None
+    memref: MemRef | None = None
 
     @property
     def rank(self) -> int:
@@ -191,7 +238,17 @@ class TupleType:
     types: tuple[Type, ...]
 
 
-Type = Union[ScalarType, TensorType, TileType, TupleType]
+@dataclass(frozen=True, slots=True)
+class OpaqueType:
+    """A type the pass never looks inside (`pl.Ptr`, `pl.UnknownType`, `pld.CommCtxType`,
+    `pl.Array[4, pl.TASK_ID]`, ...), kept as the text it is printed as."""
+
+    text: str
+
+
+UNKNOWN_TYPE = OpaqueType("pl.UnknownType")
+
+Type = Union[ScalarType, TensorType, TileType, TupleType, OpaqueType]
 
 
 def implicit_layouts(shape: Shape, memory: MemorySpace | None) -> tuple[TileLayout, TileLayout, int]:
@@ -211,7 +268,7 @@ def make_tile_type(
     dtype: DataType,
     memory: MemorySpace | None = None,
     view: TileView | None = None,
-    memref: str | None = None,
+    memref: MemRef | None = None,
 ) -> TileType:
     """Build a TileType whose view holds only the fields that differ from the implicit view."""
     return TileType(tuple(shape), dtype, memory, canonical_view(tuple(shape), memory, view), memref)

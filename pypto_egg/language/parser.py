@@ -18,7 +18,9 @@ from ..ir.expr import (
     ConstFloat,
     ConstInt,
     DynDim,
+    EnumLit,
     Expr,
+    FuncRef,
     MakeTuple,
     TupleGetItem,
     UnaryOp,
@@ -27,9 +29,13 @@ from ..ir.expr import (
     type_of,
 )
 from ..ir.printer import CAST_MODES, print_type
+from ..ir.signatures import SIGNATURES
 from ..ir.span import Span
 from ..ir.stmt import (
+    AssertStmt,
     AssignStmt,
+    BreakStmt,
+    ContinueStmt,
     EvalStmt,
     ForStmt,
     Function,
@@ -51,6 +57,9 @@ from ..ir.types import (
     CompactMode,
     DataType,
     MemorySpace,
+    MemRef,
+    NamedConst,
+    OpaqueType,
     PadValue,
     ScalarType,
     TensorLayout,
@@ -76,7 +85,10 @@ OP_ALIASES = {
     "move": "tile.move", "slice": "tile.slice", "assemble": "tile.assemble",
 }  # fmt: skip
 KEYWORD_ALIASES = {("tile.load", "valid_shapes"): "valid_shape"}
-_BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.FloorDiv: "floordiv", ast.Mod: "mod"}
+_BINOPS = {
+    ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.FloorDiv: "floordiv", ast.Mod: "mod", ast.Div: "truediv",
+    ast.LShift: "lshift", ast.RShift: "rshift", ast.BitAnd: "bitand", ast.BitOr: "bitor", ast.BitXor: "bitxor",
+}  # fmt: skip
 _CMPOPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
 _CAST_CODES = {v: k for k, v in CAST_MODES.items()}
 
@@ -107,18 +119,25 @@ def _dotted(node: ast.AST) -> str | None:
 
 
 def _pl_name(node: ast.AST) -> str | None:
-    """`pl.tile.add` → "tile.add"; None when the expression is not rooted at the pl module."""
+    """`pl.tile.add` → "tile.add", `pld.tile.get` → "pld.tile.get"; None when not rooted at pl / pld."""
     d = _dotted(node)
     if d is None or "." not in d:
         return None
     root, rest = d.split(".", 1)
+    if root == "pld":
+        return "pld." + rest
     return rest if root in ("pl", "language") or root.endswith("pl") else None
+
+
+# function types, levels and roles are kept as their member names
+_NAMED_ENUMS = ("Level", "Role", "FunctionType")
 
 
 class _FunctionParser:
     def __init__(self, ctx: _Ctx, signatures: dict[str, tuple[Type, ...]]) -> None:
         self.ctx = ctx
         self.signatures = signatures
+        self.yield_types: dict[str, Type] = {}  # `r: <type> = pl.yield_(...)`: the type the loop result gets
 
     # ------------------------------------------------------------ values and names
 
@@ -155,27 +174,45 @@ class _FunctionParser:
                     return enum_cls[member]
                 except KeyError:
                     self.ctx.error(node, f"unknown {head} member '{member}'")
-            if head in ("Level", "Role", "FunctionType") and member:
+            if head in _NAMED_ENUMS and member:
                 return member
+            if member and head[:1].isalpha() and not name.startswith(("tile.", "tensor.", "system.")):
+                root = "pld" if name.startswith("pld.") else "pl"
+                return NamedConst(name[4:] if root == "pld" else name, root)
         self.ctx.error(
             node, f"expected a pl enum value such as pl.FP32 or pl.Mem.Vec, got '{ast.unparse(node)}'"
         )
 
     def kwarg_value(self, node: ast.AST, key: str, env: dict[str, Var]) -> Any:
         if isinstance(node, ast.Constant):
-            if key == "mode" and isinstance(node.value, str):
-                if node.value not in _CAST_CODES:
-                    self.ctx.error(node, f"unknown cast mode {node.value!r}; one of {sorted(_CAST_CODES)}")
-                return _CAST_CODES[node.value]
             return node.value
         if isinstance(node, ast.Dict):
             return {self.kwarg_value(k, "", env): self.kwarg_value(v, "", env) for k, v in zip(node.keys, node.values)
                     if k is not None}  # fmt: skip
-        if isinstance(node, ast.Attribute):
+        if isinstance(node, ast.Attribute) and _pl_name(node) is not None:
             return self.enum_value(node)
-        if isinstance(node, ast.Name) and node.id in self.ctx.env:
+        if isinstance(node, ast.Name) and node.id in self.ctx.env and node.id not in env:
             return self.ctx.env[node.id]
+        if isinstance(node, ast.List | ast.Tuple) and any(self._is_enum(e) for e in node.elts):
+            return [self.kwarg_value(e, key, env) for e in node.elts]
+        if (
+            isinstance(node, ast.UnaryOp)
+            and isinstance(node.op, ast.USub)
+            and isinstance(node.operand, ast.Constant)
+        ):
+            value = node.operand.value
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                return -value
         return self.expr(node, env)
+
+    @staticmethod
+    def _is_enum(node: ast.AST) -> bool:
+        name = _pl_name(node)
+        return (
+            name is not None
+            and isinstance(node, ast.Attribute)
+            and (name in DataType.__members__ or name[:1].isupper() or name.startswith(("adir.", "pld.")))
+        )
 
     def expr(self, node: ast.AST, env: dict[str, Var]) -> Expr:
         span = self.ctx.span(node)
@@ -186,6 +223,8 @@ class _FunctionParser:
                 return ConstInt(node.value, DataType.INDEX, span)
             if isinstance(node.value, float):
                 return ConstFloat(node.value, DataType.FP32, span)
+            if isinstance(node.value, str) or node.value is None:
+                return EnumLit(node.value, span)
             self.ctx.error(node, f"unsupported literal {node.value!r}")
         if isinstance(node, ast.Name):
             return self.lookup(env, node)
@@ -218,15 +257,22 @@ class _FunctionParser:
                 return TupleGetItem(base, node.slice.value, span)
         if isinstance(node, ast.Call):
             return self.call(node, env)
+        if isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and node.value.id == "self":
+                if node.attr not in self.signatures:
+                    self.ctx.error(node, f"self.{node.attr} is not a function of this program")
+                return FuncRef(node.attr, span)
+            if self._is_enum(node):
+                return EnumLit(self.enum_value(node), span)
         self.ctx.error(node, f"unsupported expression '{ast.unparse(node)}'")
 
     # ------------------------------------------------------------ calls
 
-    def call(self, node: ast.Call, env: dict[str, Var]) -> Expr:
+    def call(self, node: ast.Call, env: dict[str, Var], annotation: Type | None = None) -> Expr:
         span = self.ctx.span(node)
         func = node.func
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
-            return self.function_call(node, func.attr, env)
+            return self.function_call(node, func.attr, env, annotation)
         name = _pl_name(func)
         if name is None:
             self.ctx.error(node, f"unsupported call '{ast.unparse(func)}' (expected pl.* or self.<function>)")
@@ -234,23 +280,71 @@ class _FunctionParser:
             if len(node.args) != 2:
                 self.ctx.error(node, f"pl.{name} takes two operands")
             return BinOp(name, self.expr(node.args[0], env), self.expr(node.args[1], env), span)
+        if name == "const":
+            return self.const(node, env)
+        if name == "cast" and node.args:
+            first = self.expr(node.args[0], env)
+            if not isinstance(type_of(first), TileType | TensorType):
+                return self.op_call(node, "cast", env, annotation)
         op = OP_ALIASES.get(name, name)
         if op not in opreg.REGISTRY and f"tile.{op}" in opreg.REGISTRY:
             op = f"tile.{op}"
         if op not in opreg.REGISTRY:
-            self.ctx.error(node, f"unknown op 'pl.{name}'")
-        return self.op_call(node, op, env)
+            shown = name if name.startswith("pld.") else f"pl.{name}"
+            self.ctx.error(node, f"unknown op '{shown}'")
+        return self.op_call(node, op, env, annotation)
 
-    def function_call(self, node: ast.Call, name: str, env: dict[str, Var]) -> Expr:
+    def const(self, node: ast.Call, env: dict[str, Var]) -> Expr:
+        """`pl.const(1, pl.INT32)`: a literal with an explicit dtype."""
+        span = self.ctx.span(node)
+        if len(node.args) != 2:
+            self.ctx.error(node, "pl.const takes a value and a dtype: pl.const(0, pl.INT64)")
+        value = self.expr(node.args[0], env)
+        dtype = self.enum_value(node.args[1])
+        if not isinstance(dtype, DataType):
+            self.ctx.error(node.args[1], "pl.const needs a dtype such as pl.INT32")
+        if isinstance(value, ConstBool):
+            return ConstBool(value.value, span)
+        if isinstance(value, ConstInt) and not dtype.is_float:
+            return ConstInt(value.value, dtype, span, spelled=True)
+        if isinstance(value, ConstInt | ConstFloat):
+            return ConstFloat(float(value.value), dtype, span, spelled=True)
+        self.ctx.error(node.args[0], "pl.const takes a number literal")
+
+    def function_call(self, node: ast.Call, name: str, env: dict[str, Var], annotation: Type | None) -> Expr:
+        """A call of another function; the call site's annotation is its type (a dynamic-shape callee
+        returns `[M, 64]`, the call `[256, 64]`). Keywords and `attrs=` are kept as written."""
         if name not in self.signatures:
             self.ctx.error(node, f"self.{name} is not a function of this program")
         rets = self.signatures[name]
         ty: Type = rets[0] if len(rets) == 1 else TupleType(rets)
+        if annotation is not None:
+            ty = annotation
         args = tuple(self.expr(a, env) for a in node.args)
-        return Call(name, args, ty, span=self.ctx.span(node), is_function=True)
+        kwargs, attrs = self.keywords(node, env)
+        return Call(name, args, ty, tuple(kwargs.items()), attrs, span=self.ctx.span(node), is_function=True)
 
-    def op_call(self, node: ast.Call, op: str, env: dict[str, Var]) -> Expr:
+    def keywords(
+        self, node: ast.Call, env: dict[str, Var]
+    ) -> tuple[dict[str, Any], tuple[tuple[str, Any], ...]]:
+        kwargs: dict[str, Any] = {}
+        attrs: tuple[tuple[str, Any], ...] = ()
+        for kw in node.keywords:
+            if kw.arg is None:
+                self.ctx.error(kw, "** arguments are not supported")
+            value = self.kwarg_value(kw.value, kw.arg, env)
+            if kw.arg == "attrs":
+                if not isinstance(value, dict):
+                    self.ctx.error(kw, "attrs= takes a dict literal")
+                attrs = tuple(value.items())
+            else:
+                kwargs[kw.arg] = value
+        return kwargs, attrs
+
+    def op_call(self, node: ast.Call, op: str, env: dict[str, Var], annotation: Type | None = None) -> Expr:
         d = opreg.REGISTRY[op]
+        if not d.deduces:
+            return self.annotated_call(node, op, env, annotation)
         slots: list[Expr | None] = [None] * len(d.params)
         kwargs: dict[str, Any] = {}
         attrs: tuple[tuple[str, Any], ...] = ()
@@ -261,15 +355,23 @@ class _FunctionParser:
             if _pl_name(last) in DataType.__members__:
                 kwargs["dtype"] = self.enum_value(last)
                 positional = positional[:-1]
+        # attributes given positionally, as the DSL allows: tile.cast(t, pl.FP32), cast(x, pl.INDEX, 'round')
+        signature = tuple(p.rstrip("*") for p in SIGNATURES.get(op, ()))
+        while len(positional) > len(d.params) and len(positional) <= len(signature):
+            key = signature[len(positional) - 1]
+            if key not in d.kwargs:
+                break
+            kwargs[key] = self.kwarg_value(positional[-1], key, env)
+            positional = positional[:-1]
         if len(positional) > len(d.params):
             self.ctx.error(node, f"{op} takes at most {len(d.params)} operands ({', '.join(d.params)}), "
                                  f"got {len(positional)}")  # fmt: skip
         for i, a in enumerate(positional):
             slots[i] = self.expr(a, env)
         for kw in node.keywords:
-            key = KEYWORD_ALIASES.get((op, kw.arg or ""), kw.arg)
-            if key is None:
+            if kw.arg is None:
                 self.ctx.error(kw, "** arguments are not supported")
+            key = KEYWORD_ALIASES.get((op, kw.arg), kw.arg)
             if key == "attrs":
                 value = self.kwarg_value(kw.value, key, env)
                 if not isinstance(value, dict):
@@ -282,6 +384,10 @@ class _FunctionParser:
             else:
                 accepted = sorted(set(d.params) | d.kwargs | {"attrs"})
                 self.ctx.error(kw, f"{op} has no keyword '{key}' (accepted: {', '.join(accepted)})")
+        if op in ("tile.cast", "cast") and isinstance(kwargs.get("mode"), str):
+            if kwargs["mode"] not in _CAST_CODES:
+                self.ctx.error(node, f"unknown cast mode {kwargs['mode']!r}; one of {sorted(_CAST_CODES)}")
+            kwargs["mode"] = _CAST_CODES[kwargs["mode"]]
         if op == "tile.load" and slots[3] is None:
             slots[3] = slots[2]
         if op in opreg.SCALAR_FORM and slots[1] is not None and isinstance(type_of(slots[1]), ScalarType):
@@ -298,6 +404,23 @@ class _FunctionParser:
         except TypeDeductionError as e:
             self.ctx.error(node, str(e))
 
+    def annotated_call(self, node: ast.Call, op: str, env: dict[str, Var], annotation: Type | None) -> Expr:
+        """An op without deduction: operands and keywords kept as written, the annotation is its type."""
+        d = opreg.REGISTRY[op]
+        if len(node.args) > len(d.params) and not d.variadic:
+            self.ctx.error(node, f"{op} takes at most {len(d.params)} operands ({', '.join(d.params)}), "
+                                 f"got {len(node.args)}")  # fmt: skip
+        args = tuple(self.expr(a, env) for a in node.args)
+        kwargs, attrs = self.keywords(node, env)
+        for kw in node.keywords:
+            if kw.arg not in d.kwargs and kw.arg != "attrs" and not d.any_keyword:
+                accepted = sorted(d.kwargs | {"attrs"})
+                self.ctx.error(kw, f"{op} has no keyword '{kw.arg}' (accepted: {', '.join(accepted)})")
+        try:
+            return opreg.make_call(op, args, kwargs, attrs, self.ctx.span(node), annotation)
+        except TypeDeductionError as e:
+            self.ctx.error(node, str(e))
+
     # ------------------------------------------------------------ types
 
     def dims(self, node: ast.AST, env: dict[str, Var]) -> tuple[Expr, ...]:
@@ -309,24 +432,27 @@ class _FunctionParser:
         if isinstance(node, ast.Subscript):
             head = _pl_name(node.value) or _dotted(node.value)
             items = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
-            if head == "tuple":
+            if head in ("tuple", "Tuple"):
                 return TupleType(tuple(self.type(i, env) for i in items))
             if head == "Scalar":
                 return ScalarType(self.enum_value(items[0]))
-            if head in ("Tensor", "Tile") and len(items) >= 2:
+            if head in ("Tensor", "Tile", "pld.DistributedTensor") and len(items) >= 2:
                 shape = self.dims(items[0], env)
                 dtype = self.enum_value(items[1])
-                if head == "Tensor":
-                    view = self.tensor_view(items[2], env) if len(items) > 2 else None
-                    return TensorType(shape, dtype, view)
+                if not isinstance(dtype, DataType):
+                    self.ctx.error(
+                        items[1], f"expected a dtype such as pl.FP32, got '{ast.unparse(items[1])}'"
+                    )
+                if head != "Tile":
+                    return self.tensor_type(shape, dtype, items[2:], env, head != "Tensor")
                 memory, tview, memref = None, None, None
                 for extra in items[2:]:
                     if isinstance(extra, ast.Call) and _pl_name(extra.func) == "TileView":
                         tview = self.tile_view(extra, env)
-                    elif isinstance(extra, ast.Call) and _pl_name(extra.func) == "MemRef":
-                        memref = self.memref(extra)
+                    elif _is_memref(extra):
+                        memref = self.memref(extra, env)
                     elif isinstance(extra, ast.Name):
-                        memref = extra.id
+                        memref = MemRef(extra.id)
                     else:
                         value = self.enum_value(extra)
                         if not isinstance(value, MemorySpace):
@@ -335,12 +461,53 @@ class _FunctionParser:
                             )
                         memory = value
                 return make_tile_type(shape, dtype, memory, tview, memref)
+            if head in ("Array", "Ptr") or (head or "").startswith("pld."):
+                return OpaqueType(ast.unparse(node))
+        if isinstance(node, ast.Attribute) and _pl_name(node) is not None:
+            name = _pl_name(node) or ""
+            if name[:1].isupper() or name.startswith("pld."):
+                return OpaqueType(ast.unparse(node))
         self.ctx.error(node, f"expected a type such as pl.Tile[[16, 16], pl.FP32], got '{ast.unparse(node)}'")
 
-    def memref(self, node: ast.Call) -> str:
-        if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant):
-            self.ctx.error(node, 'expected pl.MemRef("name")')
-        return str(node.args[0].value)
+    def tensor_type(
+        self,
+        shape: tuple[Expr, ...],
+        dtype: DataType,
+        extras: list[ast.expr],
+        env: dict[str, Var],
+        distributed: bool,
+    ) -> TensorType:
+        view, memref = None, None
+        for extra in extras:
+            if _is_memref(extra):
+                memref = self.memref(extra, env)
+            else:
+                view = self.tensor_view(extra, env)
+        return TensorType(shape, dtype, view, memref, distributed)
+
+    def memref(self, node: ast.AST, env: dict[str, Var]) -> MemRef:
+        """`pl.MemRef("mem_ddr_0", 0, 16384)`, `pl.MemRef(ptr_var, 0, 32)`, `pl.MemRef("name")`, or one slot
+        of a ring: `pl.MemRef("ping", 0, 1024, slots=2)[i % 2]`."""
+        slot = None
+        if isinstance(node, ast.Subscript):
+            slot = self.expr(node.slice, env)
+            node = node.value
+        assert isinstance(node, ast.Call)
+        slots = None
+        for kw in node.keywords:
+            if kw.arg != "slots":
+                self.ctx.error(kw, f"pl.MemRef has no keyword '{kw.arg}' (accepted: slots)")
+            slots = self.expr(kw.value, env)
+        if not 1 <= len(node.args) <= 3:
+            self.ctx.error(node, 'expected pl.MemRef("name"[, offset, size])')
+        first = node.args[0]
+        base: str | Expr
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            base = first.value
+        else:
+            base = self.expr(first, env)
+        rest = [self.expr(a, env) for a in node.args[1:]]
+        return MemRef(base, rest[0] if rest else None, rest[1] if len(rest) > 1 else None, slots, slot)
 
     def tile_view(self, node: ast.Call, env: dict[str, Var]) -> TileView:
         fields: dict[str, Any] = {}
@@ -378,6 +545,8 @@ class _FunctionParser:
     def annotated(self, node: ast.AST, ann: Type, value: Expr) -> Type:
         """The type a variable gets from its annotation and its value's deduced type."""
         ded = type_of(value)
+        if isinstance(ann, OpaqueType) or isinstance(ded, OpaqueType) or ann == ded:
+            return ann
         if isinstance(ann, TileType) and isinstance(ded, TileType):
             if ann.dtype != ded.dtype:
                 self._mismatch(node, ann, ded)
@@ -387,13 +556,15 @@ class _FunctionParser:
             )
             if not same_shape and not _same_count(ann.shape, ded.shape):
                 self._mismatch(node, ann, ded)
-            memory = ann.memory if ann.memory is not None else ded.memory
+            memory = ded.memory if ded.memory is not None else ann.memory
             view = ann.view if ann.view is not None else (ded.view if same_shape else None)
             return make_tile_type(ann.shape, ann.dtype, memory, view, ann.memref or ded.memref)
         if isinstance(ann, TensorType) and isinstance(ded, TensorType):
             if ann.dtype != ded.dtype or len(ann.shape) != len(ded.shape):
                 self._mismatch(node, ann, ded)
-            return ann if ann.view is not None else ded
+            if ann.view is not None or ann.memref is not None or ann.distributed != ded.distributed:
+                return ann
+            return ded
         if type(ann) is not type(ded):
             self._mismatch(node, ann, ded)
         return ann
@@ -420,10 +591,32 @@ class _FunctionParser:
             v = Var(a.arg, ty, self.ctx.span(a))
             env[a.arg] = v
             params.append(Param(v, direction))
-        body, _ = self.block(fn.body, env)
+        stmts = list(fn.body)
+        attrs: tuple[tuple[str, Any], ...] = ()
+        if stmts and isinstance(stmts[0], ast.Expr) and isinstance(stmts[0].value, ast.Constant) \
+                and isinstance(stmts[0].value.value, str):  # fmt: skip
+            stmts = stmts[1:]  # docstring
+        first = stmts[0] if stmts else None
+        if (
+            isinstance(first, ast.Expr)
+            and isinstance(first.value, ast.Call)
+            and _pl_name(first.value.func) == "func_attr"
+        ):
+            call = first.value
+            value = (
+                self.kwarg_value(call.args[0], "", env) if len(call.args) == 1 and not call.keywords else None
+            )
+            if not isinstance(value, dict):
+                self.ctx.error(
+                    call,
+                    'pl.func_attr takes one dict literal, e.g. pl.func_attr({"split": pl.SplitMode.UP_DOWN})',
+                )
+            attrs = tuple(value.items())
+            stmts = stmts[1:]
+        body, _ = self.block(stmts, env)
         return Function(fn.name, tuple(params), self.signatures[fn.name], tuple(body),
                         options.get("type", FunctionType.Opaque), options.get("level"), options.get("role"),
-                        self.ctx.span(fn))  # fmt: skip
+                        self.ctx.span(fn), tuple(options.get("options", ())), attrs)  # fmt: skip
 
     def block(self, stmts: list[ast.stmt], env: dict[str, Var]) -> tuple[list[Stmt], list[str] | None]:
         """Statements of one block, and the names a trailing `x = pl.yield_(...)` binds (None: no yield)."""
@@ -441,18 +634,39 @@ class _FunctionParser:
             return None
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str):
             return None  # docstring
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and s.value.value is Ellipsis:
+            return None  # `...` body
+        if isinstance(s, ast.Break | ast.Continue):
+            out.append(BreakStmt(span) if isinstance(s, ast.Break) else ContinueStmt(span))
+            return None
+        if isinstance(s, ast.Assert):
+            message = (
+                s.msg.value if isinstance(s.msg, ast.Constant) and isinstance(s.msg.value, str) else None
+            )
+            if s.msg is not None and message is None:
+                self.ctx.error(s.msg, "an assert message must be a string literal")
+            out.append(AssertStmt(self.expr(s.test, env), message, span))
+            return None
         value_node = s.value if isinstance(s, ast.Assign | ast.AnnAssign | ast.Expr) else None
         if isinstance(value_node, ast.Call) and _pl_name(value_node.func) == "yield_":
             yielded = tuple(self.expr(a, env) for a in value_node.args)
             out.append(YieldStmt(yielded, span))
             if isinstance(s, ast.Assign):
                 return self.target_names(s.targets[0])
+            if isinstance(s, ast.AnnAssign):
+                names = self.target_names(s.target)
+                self.yield_types[names[0]] = self.type(s.annotation, env)
+                return names
             return []
         if isinstance(s, ast.AnnAssign):
             if not isinstance(s.target, ast.Name) or s.value is None:
                 self.ctx.error(s, "expected 'name: type = value'")
-            value = self.expr(s.value, env)
-            ann = self.annotated(s, self.type(s.annotation, env), value)
+            declared = self.type(s.annotation, env)
+            if isinstance(s.value, ast.Call):
+                value = self.call(s.value, env, declared)
+            else:
+                value = self.expr(s.value, env)
+            ann = self.annotated(s, declared, value)
             if isinstance(value, Call) and not value.is_function:
                 value = replace(value, type=ann)  # the annotation is the call's result type
             v = Var(s.target.id, ann, span)
@@ -481,6 +695,8 @@ class _FunctionParser:
                 env[name] = v
             return None
         if isinstance(s, ast.Expr):
+            if isinstance(s.value, ast.Call) and _pl_name(s.value.func) == "func_attr":
+                self.ctx.error(s, "pl.func_attr({...}) must be the first statement of a function")
             if isinstance(s.value, ast.Call) and _pl_name(s.value.func) == "cond":
                 self.ctx.error(s, "pl.cond(...) must be the first statement of a pl.while_ loop")
             out.append(EvalStmt(self.expr(s.value, env), span))
@@ -501,8 +717,9 @@ class _FunctionParser:
             out.append(self.if_stmt(s, env))
             return None
         if isinstance(s, ast.With):
-            out.append(self.with_stmt(s, env))
-            return None
+            scope, targets = self.with_stmt(s, env)
+            out.append(scope)
+            return targets
         self.ctx.error(s, f"unsupported statement '{ast.unparse(s).splitlines()[0]}'")
 
     def target_names(self, target: ast.AST) -> list[str]:
@@ -512,21 +729,17 @@ class _FunctionParser:
             return [e.id for e in target.elts]  # type: ignore[attr-defined]
         self.ctx.error(target, "expected a name or a tuple of names")
 
-    def with_stmt(self, s: ast.With, env: dict[str, Var]) -> Stmt:
-        if len(s.items) != 1 or not isinstance(s.items[0].context_expr, ast.Call) or \
-                _pl_name(s.items[0].context_expr.func) != "at":  # fmt: skip
-            self.ctx.error(s, "only 'with pl.at(...)' scopes are supported")
-        call = s.items[0].context_expr
-        level = name_hint = None
-        for kw in call.keywords:
-            if kw.arg == "level":
-                level = self.enum_value(kw.value)
-            elif kw.arg == "name_hint" and isinstance(kw.value, ast.Constant):
-                name_hint = str(kw.value.value)
-            else:
-                self.ctx.error(kw, f"pl.at has no keyword '{kw.arg}' (accepted: level, name_hint)")
-        body, _ = self.block(s.body, env)
-        return ScopeStmt(tuple(body), level, name_hint, self.ctx.span(s))
+    def with_stmt(self, s: ast.With, env: dict[str, Var]) -> tuple[Stmt, list[str] | None]:
+        """`with pl.at(...)`, `pl.scope(...)`, `pl.cluster()`, `pl.incore()`, ...: a scope of statements."""
+        item = s.items[0].context_expr if len(s.items) == 1 else None
+        kind = _pl_name(item.func) if isinstance(item, ast.Call) else None
+        if item is None or kind is None or s.items[0].optional_vars is not None:
+            self.ctx.error(s, "expected 'with pl.<scope>(...):' with one scope, such as pl.at(level=...)")
+        assert isinstance(item, ast.Call)
+        args = tuple(self.expr(a, env) for a in item.args)
+        kwargs = tuple((kw.arg or "", self.kwarg_value(kw.value, kw.arg or "", env)) for kw in item.keywords)
+        body, targets = self.block(s.body, env)  # a scope may hold the yield of the loop around it
+        return ScopeStmt(tuple(body), kind, kwargs, self.ctx.span(s), args), targets
 
     def if_stmt(self, s: ast.If, env: dict[str, Var]) -> Stmt:
         cond = self.expr(s.test, env)
@@ -543,7 +756,7 @@ class _FunctionParser:
             if not yields or len(yields[-1].values) != len(names):
                 self.ctx.error(s, "the yields of an if statement must bind the same names in both branches")
             for name, value in zip(names, yields[-1].values):
-                rv = Var(name, type_of(value), self.ctx.span(s))
+                rv = Var(name, self.yield_types.pop(name, type_of(value)), self.ctx.span(s))
                 rvs.append(rv)
                 env[name] = rv
         return IfStmt(cond, tuple(then_body), tuple(else_body) if else_body is not None else None, tuple(rvs),
@@ -557,8 +770,7 @@ class _FunctionParser:
         kind_name = _pl_name(s.iter.func)
         if kind_name == "while_":
             return self.while_stmt(s, env)
-        kinds = {"range": LoopKind.range, "parallel": LoopKind.parallel, "unroll": LoopKind.unroll,
-                 "pipeline": LoopKind.pipeline}  # fmt: skip
+        kinds = {k.value: k for k in LoopKind}
         if kind_name not in kinds:
             self.ctx.error(s.iter, f"unsupported loop '{ast.unparse(s.iter)}' (expected pl.range, pl.parallel, "
                                    f"pl.unroll, pl.pipeline or pl.while_)")  # fmt: skip
@@ -578,6 +790,7 @@ class _FunctionParser:
                 step = bounds[2]
         inits: list[Expr] = []
         stage = None
+        extra: list[tuple[str, Any]] = []
         for kw in s.iter.keywords:
             if kw.arg == "init_values":
                 if not isinstance(kw.value, ast.Tuple | ast.List):
@@ -585,9 +798,14 @@ class _FunctionParser:
                 inits = [self.expr(e, env) for e in kw.value.elts]
             elif kw.arg == "stage":
                 stage = static_int(self.expr(kw.value, env))
+            elif kw.arg in ("attrs", "mode", "chunk", "chunk_policy", "name_hint"):
+                extra.append((kw.arg, self.kwarg_value(kw.value, kw.arg, env)))
             else:
-                self.ctx.error(kw, f"pl.{kind_name} has no keyword '{kw.arg}' (accepted: init_values, stage)")
-        body_env = dict(env)
+                self.ctx.error(
+                    kw, f"pl.{kind_name} has no keyword '{kw.arg}' (accepted: init_values, stage, attrs)"
+                )
+        # a split_aiv loop is a scope: what it defines stays visible after it
+        body_env = env if kinds[kind_name] is LoopKind.split_aiv else dict(env)
         if inits:
             if not (isinstance(s.target, ast.Tuple) and len(s.target.elts) == 2):
                 self.ctx.error(
@@ -610,7 +828,7 @@ class _FunctionParser:
         body, targets = self.block(s.body, body_env)
         rvs = self.return_vars(s, iter_args, targets, env)
         return ForStmt(loop_var, start, stop, step, tuple(iter_args), tuple(body), rvs, kinds[kind_name], stage,
-                       span)  # fmt: skip
+                       span, tuple(extra))  # fmt: skip
 
     def return_vars(self, s: ast.AST, iter_args: list[IterArg], targets: list[str] | None,
                     env: dict[str, Var]) -> tuple[Var, ...]:  # fmt: skip
@@ -619,7 +837,9 @@ class _FunctionParser:
         names = targets or [f"{ia.var.name}_out" for ia in iter_args]
         if len(names) != len(iter_args):
             self.ctx.error(s, f"the loop yields {len(names)} values for {len(iter_args)} loop-carried names")
-        rvs = tuple(Var(n, ia.var.type, self.ctx.span(s)) for n, ia in zip(names, iter_args))
+        rvs = tuple(
+            Var(n, self.yield_types.pop(n, ia.var.type), self.ctx.span(s)) for n, ia in zip(names, iter_args)
+        )
         for rv in rvs:
             env[rv.name] = rv
         return rvs
@@ -652,30 +872,40 @@ class _FunctionParser:
         return WhileStmt(cond, tuple(iter_args), tuple(body), rvs, span)
 
 
+def _is_memref(node: ast.AST) -> bool:
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    return isinstance(node, ast.Call) and _pl_name(node.func) == "MemRef"
+
+
 def _same_count(a: tuple[Expr, ...], b: tuple[Expr, ...]) -> bool:
     na = opreg.static_count(a)
     return na is not None and na == opreg.static_count(b)
 
 
 def _decorator_options(fn: ast.FunctionDef, parser: _FunctionParser) -> dict[str, Any] | None:
+    """`@pl.function(type=..., level=..., role=..., <other keywords kept as written>)`."""
     for deco in fn.decorator_list:
         target = deco.func if isinstance(deco, ast.Call) else deco
         if _pl_name(target) != "function":
             continue
-        options: dict[str, Any] = {}
+        options: dict[str, Any] = {"options": []}
         if isinstance(deco, ast.Call):
             for kw in deco.keywords:
-                value = parser.enum_value(kw.value)
                 if kw.arg == "type":
+                    value = parser.enum_value(kw.value)
                     if value not in FunctionType.__members__:
-                        parser.ctx.error(kw, f"unknown function type '{value}'")
+                        parser.ctx.error(
+                            kw,
+                            f"unknown function type '{value}' (one of {', '.join(FunctionType.__members__)})",
+                        )
                     options["type"] = FunctionType[value]
                 elif kw.arg in ("level", "role"):
-                    options[kw.arg] = value
+                    options[kw.arg] = parser.enum_value(kw.value)
+                elif kw.arg is not None:
+                    options["options"].append((kw.arg, parser.kwarg_value(kw.value, kw.arg, {})))
                 else:
-                    parser.ctx.error(
-                        kw, f"pl.function has no keyword '{kw.arg}' (accepted: type, level, role)"
-                    )
+                    parser.ctx.error(kw, "** arguments are not supported in @pl.function")
         return options
     return None
 

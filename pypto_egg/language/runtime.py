@@ -47,6 +47,18 @@ class Out(_Annotation):
     pass
 
 
+class Tuple(_Annotation):
+    pass
+
+
+class Array(_Annotation):
+    pass
+
+
+class DistributedTensor(_Annotation):
+    pass
+
+
 class InOut(_Annotation):
     pass
 
@@ -83,6 +95,22 @@ class _Names:
 FunctionType = _Names("FunctionType")
 Level = _Names("Level")
 Role = _Names("Role")
+ScopeMode = _Names("ScopeMode")
+SplitMode = _Names("SplitMode")
+PipeType = _Names("PipeType")
+adir = _Names("adir")
+Ptr = "pl.Ptr"
+UnknownType = "pl.UnknownType"
+
+
+class _Distributed:
+    """`pld`: the distributed namespace (`pld.DistributedTensor[...]`, `pld.CommCtxType`)."""
+
+    DistributedTensor = DistributedTensor
+    CommCtxType = "pld.CommCtxType"
+
+
+pld = _Distributed()
 
 
 def function(fn: Any = None, **options: Any) -> Any:
