@@ -156,9 +156,12 @@ def _view_with(t: TileType, **fields: Any) -> TileView:
 
 
 def _elementwise_result(src: TileType, dtype: DataType | None = None) -> TileType:
+    """A vector op's result: the operand's valid shape and layouts; it lives in Vec when the operand
+    does, and is left unplaced otherwise (an op on an Acc or Mat tile keeps their layouts explicitly)."""
     valid = src.view.valid_shape if src.view is not None else None
-    view = TileView(valid_shape=valid) if valid is not None else None
-    return make_tile_type(src.shape, dtype or src.dtype, src.memory, view, None)
+    memory = MemorySpace.Vec if src.memory is MemorySpace.Vec else None
+    view = TileView(valid_shape=valid, blayout=src.blayout, slayout=src.slayout)
+    return make_tile_type(src.shape, dtype or src.dtype, memory, view, None)
 
 
 def _matmul_dtype(op: str, a: TileType, b: TileType) -> DataType:
