@@ -26,9 +26,10 @@ from pypto_egg.ir.expr import (
     UnaryOp,
     Var,
     exprs_equal,
+    free_vars,
     type_of,
 )
-from pypto_egg.ir.ops import make_call
+from pypto_egg.ir.ops import REGISTRY, deduce_type, make_call
 from pypto_egg.ir.span import Span
 from pypto_egg.ir.stmt import (
     AssertStmt,
@@ -47,7 +48,7 @@ from pypto_egg.ir.stmt import (
     WhileStmt,
     YieldStmt,
 )
-from pypto_egg.ir.types import MemorySpace, TileType, TileView, Type, make_tile_type, retile
+from pypto_egg.ir.types import MemorySpace, MemRef, TileType, TileView, Type, make_tile_type, retile
 from pypto_egg.passes import diagnostics as diag
 
 from .term import Term
@@ -128,6 +129,17 @@ def carry(deduced: Type, old: Type) -> Type:
     return retile(deduced, memref=memref, memory=memory)
 
 
+def deduced_memref(call: Call) -> MemRef | None:
+    """The MemRef the registry states for a call's result, if it states one."""
+    if not REGISTRY[call.op].deduces:
+        return None
+    try:
+        t = deduce_type(call.op, call.args, dict(call.kwargs))
+    except TypeDeductionError:
+        return None
+    return t.memref if isinstance(t, TileType) else None
+
+
 def first_yield(body: tuple[Stmt, ...]) -> YieldStmt | None:
     for s in body:
         if isinstance(s, YieldStmt):
@@ -154,6 +166,10 @@ class Lowerer:
         self.consumed: dict[int, Var | None] = {}  # id(store statement) -> the last per-page store var
         self.decode = TermDecoder(enc)
         self.vars: dict[int, Var] = {}
+        # original variables the reference would have rebuilt: every load's and store's result, and every
+        # value computed from a rebuilt one (B-040, B-054, B-090, B-024). A rebuilt tile op is re-created
+        # through the registry: its attrs are dropped and its type re-deduced, even on a 2-D function.
+        self.renewed: set[int] = set()
         self._collect_vars()
         self.handlers: dict[str, Callable[[Stmt, Call, Term, Ctx, list[Stmt]], None]] = {
             "Keep": self.keep, "Retype": self.retype, "Forward": self.forward, "LoadFlat": self.load_flat,
@@ -231,7 +247,13 @@ class Lowerer:
         """Non-tile values and function calls: substituted; a changed value gets a new variable (B-026, B-027)."""
         new = substitute(value, ctx)
         if new is value:
-            out.append(s)
+            tile_call = isinstance(value, Call) and value.op.startswith("tile.") and not value.is_function
+            if isinstance(value, Call) and tile_call and self.rebuilt(value):
+                out.append(self.without_attrs(s, value, ctx))
+            else:
+                if any(v.uid in self.renewed for v in free_vars(value)):
+                    self.mark(s)
+                out.append(s)
             return
         if isinstance(new, Call) and new.op.startswith("tile.") and not new.is_function:
             new = self.recreate(new, new.args, s)
@@ -263,6 +285,9 @@ class Lowerer:
 
     def iter_args(self, s: ForStmt | WhileStmt, ctx: Ctx, body_ctx: Ctx) -> tuple[IterArg, ...]:
         out = []
+        for ia, rv in zip(s.iter_args, s.return_vars):
+            if any(v.uid in self.renewed for v in free_vars(ia.init)):
+                self.renewed |= {ia.var.uid, rv.uid}
         for ia in s.iter_args:
             init = substitute(ia.init, ctx)
             if init is ia.init:
@@ -296,8 +321,9 @@ class Lowerer:
 
     def recreate(self, call: Call, args: tuple[Expr, ...], s: Stmt) -> Call:
         """Re-create a tile op through the registry (type re-deduced), carrying MemRef and memory space."""
+        attrs = call.attrs if call.op == "tile.load" else ()  # the registry keeps a load's attrs only (B-040)
         try:
-            new = make_call(call.op, args, dict(call.kwargs), call.attrs, call.span)
+            new = make_call(call.op, args, dict(call.kwargs), attrs, call.span, annotation=call.type)
         except TypeDeductionError as e:
             raise diag.internal(f"re-deducing {call.op} on flattened operands failed: {e}") from None
         old = s.var.type if isinstance(s, AssignStmt) else call.type
@@ -312,6 +338,7 @@ class Lowerer:
         v = Var(name or s.var.name, type_of(value), s.var.span)
         if name is None:
             ctx[s.var.uid] = v
+            self.renewed.add(s.var.uid)
         out.append(AssignStmt(v, value, s.span))
         return v
 
@@ -332,9 +359,37 @@ class Lowerer:
     def keep(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         args = tuple(substitute(a, ctx) for a in call.args)
         if all(a is b for a, b in zip(args, call.args)):
-            out.append(s)
+            out.append(self.without_attrs(s, call, ctx) if self.rebuilt(call) else s)
             return
         self.bind(s, self.recreate(call, args, s), ctx, out)
+
+    def without_attrs(self, s: Stmt, call: Call, ctx: Ctx) -> Stmt:
+        """A statement the reference re-creates although nothing in it changed: as it is, less the attrs
+        the registry does not carry (its type is the one the reference deduced and printed already), and
+        with the MemRef its deduction states (an in-place op writes its operand's buffer)."""
+        self.mark(s)
+        value = call if not call.attrs or call.op == "tile.load" else replace(call, attrs=())
+        if isinstance(s, EvalStmt):
+            return s if value is call else EvalStmt(value, s.span)
+        assert isinstance(s, AssignStmt)
+        old = s.var.type
+        memref = deduced_memref(call)
+        if isinstance(old, TileType) and memref is not None and memref != old.memref:
+            v = Var(s.var.name, retile(old, memref=memref), s.var.span)
+            ctx[s.var.uid] = v
+            return AssignStmt(v, replace(value, type=v.type), s.span)
+        return s if value is call else replace(s, value=value)
+
+    def rebuilt(self, call: Call) -> bool:
+        """Would the reference re-create this call: a load or store always, any other op when it reads a
+        rebuilt value."""
+        if call.op in ("tile.load", "tile.store"):
+            return True
+        return any(v.uid in self.renewed for a in call.args for v in free_vars(a))
+
+    def mark(self, s: Stmt) -> None:
+        if isinstance(s, AssignStmt):
+            self.renewed.add(s.var.uid)
 
     def retype(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         args = tuple(substitute(a, ctx) for a in call.args)

@@ -497,10 +497,11 @@ def _expand(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
 
 
 def _fillpad(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    """The padded tile; the in-place form writes (and so names) its operand's buffer."""
     t = _tile(op, args, 0, "tile")
     pad = kw.get("pad_value", PadValue.zero)
     view = _view_with(t, pad=pad) if isinstance(pad, PadValue) else t.view
-    return make_tile_type(t.shape, t.dtype, t.memory, view, t.memref)
+    return make_tile_type(t.shape, t.dtype, t.memory, view, t.memref if op.endswith("_inplace") else None)
 
 
 def _scalar_cast(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:

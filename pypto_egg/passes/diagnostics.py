@@ -74,6 +74,15 @@ def unsupported_on_nd(op: str, shape: Sequence[Expr], var: str | None, span: Spa
     )
 
 
+def no_deduction_on_nd(op: str, shape: Sequence[Expr], var: str | None, span: Span | None) -> PassError:
+    """An op whose result type the pass cannot re-derive (it has no type deduction) meets an N-D tile."""
+    return PassError(
+        f"{PASS}: {op} cannot be flattened: it has no shape rule for a >2D tile (tile shape {fmt_shape(shape)}), so "
+        f"its 2D result type is unknown. Reshape the tile to 2D with pl.tile.reshape before {op}, or keep this "
+        f"computation 2D.{where(var, span)}"
+    )
+
+
 def assemble_not_literal(var: str | None, span: Span | None) -> PassError:
     """D-04."""
     return PassError(

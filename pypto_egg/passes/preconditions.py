@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from ..egraph.encode import walk_calls
 from ..ir.expr import MakeTuple, static_int, type_of
-from ..ir.ops import fmt_shape
+from ..ir.ops import REGISTRY, fmt_shape
 from ..ir.span import Span
 from ..ir.stmt import AssignStmt, Function
-from ..ir.types import TileType
+from ..ir.types import TileType, is_nd_tile
 from . import diagnostics as diag
 
 _ND_UNSUPPORTED = ("tile.read", "tile.write", "tile.slice")
@@ -32,11 +32,16 @@ def check_merged_rows(op: str, t: TileType, var: str | None, span: Span | None) 
 
 def check_preconditions(fn: Function) -> None:
     for stmt, call in walk_calls(fn.body):
-        if not call.op.startswith("tile."):
-            continue
         var = stmt.var.name if isinstance(stmt, AssignStmt) else None
         span = stmt.span or call.span
         result = stmt.var.type if isinstance(stmt, AssignStmt) else call.type
+        if not REGISTRY[call.op].deduces:
+            nd = next((t for t in [*(type_of(a) for a in call.args), result] if is_nd_tile(t)), None)
+            if isinstance(nd, TileType):
+                raise diag.no_deduction_on_nd(call.op, nd.shape, var, span)
+            continue
+        if not call.op.startswith("tile."):
+            continue
         for t in [*(type_of(a) for a in call.args), result]:
             if isinstance(t, TileType) and t.rank > 2:
                 for i, d in enumerate(t.shape):
