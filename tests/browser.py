@@ -16,7 +16,7 @@ from typing import Any
 
 FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync", "--window-size=1400,1000",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync", "--window-size=1400,1000", "--remote-allow-origins=*",
 ]  # fmt: skip
 
 

@@ -22,20 +22,33 @@ def fmt(dims: list[int]) -> str:
 
 @st.composite
 def programs(draw: st.DrawFn) -> tuple[ir.Program, int]:
+    ref = draw(
+        st.booleans()
+    )  # spell it as the reference prints it (annotated yields, scratch tiles, MemRefs, ...)
     rank = draw(st.integers(3, 5))
     shape = [draw(st.integers(1, 3)) for _ in range(rank - 1)] + [draw(st.sampled_from([1, 2, 4, 8]))]
     big = [2 * shape[0], *shape[1:]]
     zeros = [0] * rank
+
+    def memref(dims: list[int], i: int) -> str:
+        size = 4
+        for d in dims:
+            size *= d
+        return f', pl.MemRef("mem_ddr_{i}", 0, {size})' if ref else ""
+
     params = [
-        f"x: pl.Tensor[{fmt(big)}, pl.FP32]",
-        f"y: pl.Tensor[{fmt(shape)}, pl.FP32]",
+        f"x: pl.Tensor[{fmt(big)}, pl.FP32{memref(big, 0)}]",
+        f"y: pl.Tensor[{fmt(shape)}, pl.FP32{memref(shape, 1)}]",
         "k: pl.Scalar[pl.INDEX]",
     ]
+    loaded = f"{fmt(shape)}, target_memory=pl.Mem.Vec" if ref else ""
     outs: list[tuple[str, list[int]]] = [("out", big)]
     lines: list[str] = []
     pool = ["t0"]
-    lines.append(f"t0 = pl.load(x, {fmt([draw(st.sampled_from([0, shape[0]])), *zeros[1:]])}, {fmt(shape)})")
-    lines.append(f"t1 = pl.load(y, {fmt(zeros)}, {fmt(shape)})")
+    load = "pl.tile.load" if ref else "pl.load"
+    start = fmt([draw(st.sampled_from([0, shape[0]])), *zeros[1:]])
+    lines.append(f"t0 = {load}(x, {start}, {fmt(shape)}{', ' + loaded if ref else ''})")
+    lines.append(f"t1 = {load}(y, {fmt(zeros)}, {fmt(shape)}{', ' + loaded if ref else ''})")
     pool.append("t1")
     n = 2
 
@@ -64,6 +77,9 @@ def programs(draw: st.DrawFn) -> tuple[ir.Program, int]:
         elif kind == "scalar":
             op = draw(st.sampled_from(["pl.tile.muls", "pl.tile.adds"]))
             lines.append(f"{v} = {op}({a}, {draw(st.sampled_from(['0.5', '2.0', '-1.0']))})")
+        elif kind == "cast" and ref:
+            lines.append(f"{v}_h = pl.tile.cast({a}, pl.FP16)")
+            lines.append(f"{v} = pl.tile.cast({v}_h, target_type=pl.FP32, mode='round')")
         elif kind == "cast":
             lines.append(f"{v}_h = pl.cast({a}, target_type=pl.FP16)")
             lines.append(f"{v} = pl.cast({v}_h, target_type=pl.FP32)")
@@ -88,7 +104,13 @@ def programs(draw: st.DrawFn) -> tuple[ir.Program, int]:
             lines.append(f"{v} = pl.transpose({v}_t, axis1=-1, axis2=-2)")
         elif kind == "reduce":
             op = draw(st.sampled_from(["pl.tile.row_sum", "pl.tile.row_max", "pl.tile.row_min"]))
-            lines.append(f"{v}_s = {op}({a})")
+            if ref:  # the reference's reductions take a scratch tile
+                lines.append(
+                    f"{v}_tmp = pl.tile.create({fmt(shape)}, dtype=pl.FP32, target_memory=pl.Mem.Vec)"
+                )
+                lines.append(f"{v}_s = {op}({a}, {v}_tmp)")
+            else:
+                lines.append(f"{v}_s = {op}({a})")
             side_store(f"{v}_s", [*shape[:-1], 1])
             continue
         elif kind == "partial":
@@ -116,7 +138,8 @@ def programs(draw: st.DrawFn) -> tuple[ir.Program, int]:
             count = draw(st.integers(1, 3))
             lines.append(f"for i_{v}, (acc_{v},) in pl.range({count}, init_values=({a},)):")
             lines.append(f"    s_{v} = pl.tile.add(acc_{v}, {b})")
-            lines.append(f"    {v} = pl.yield_(s_{v})")
+            annotation = f": pl.Tile[{fmt(shape)}, pl.FP32]" if ref else ""
+            lines.append(f"    {v}{annotation} = pl.yield_(s_{v})")
         else:
             lines.append(f"if k > {draw(st.integers(0, 2))}:")
             lines.append(f"    p_{v} = {draw(st.sampled_from(UNARY))}({a})")
@@ -131,14 +154,30 @@ def programs(draw: st.DrawFn) -> tuple[ir.Program, int]:
     lines.append("return out")
     params += [f"{name}: pl.Out[pl.Tensor[{fmt(dims)}, pl.FP32]]" for name, dims in outs]
     body = "\n".join("        " + line for line in lines)
+    deco = (
+        "type=pl.FunctionType.InCore, level=pl.Level.CHIP_DIE, role=pl.Role.SubWorker"
+        if ref
+        else "type=pl.FunctionType.InCore"
+    )
+    this = "" if ref else "self, "
     text = f"""
 import pypto_egg.language as pl
 
 @pl.program
 class Generated:
-    @pl.function(type=pl.FunctionType.InCore)
-    def main(self, {", ".join(params)}) -> pl.Tensor[{fmt(big)}, pl.FP32]:
+    @pl.function({deco})
+    def main({this}{", ".join(params)}) -> pl.Tensor[{fmt(big)}, pl.FP32]:
 {body}
+"""
+    if ref:  # an orchestration function that calls the kernel with its argument directions
+        names = [p.split(":")[0] for p in params]
+        outer = ", ".join(p for p in params)
+        text += f"""
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator, auto_scope=False)
+    def orch(self, {outer}) -> pl.Tensor[{fmt(big)}, pl.FP32]:
+        x2: pl.Tensor[{fmt(big)}, pl.FP32] = pl.tensor.muls(x, 1.0)
+        r: pl.Tensor[{fmt(big)}, pl.FP32] = self.main(x2, {", ".join(names[1:])}, attrs={{"arg_directions": [pl.adir.input]}})
+        return r
 """
     return pl.parse(text), draw(st.integers(0, 3))
 
@@ -151,6 +190,9 @@ def test_generated_programs_flatten_to_verified_equivalent_2d_programs(case, see
     for stmt in after.functions[0].body:
         ty = getattr(getattr(stmt, "var", None), "type", None)
         assert not (isinstance(ty, ir.TileType) and ty.rank > 2)
+    ir.assert_structural_equal(after, pl.parse(after.as_python()))
+    for fa, fb in zip(before.functions[1:], after.functions[1:]):
+        assert fa is fb  # functions that are not InCore come back as they are
     inputs = interp.random_inputs(before.functions[0], seed, scalars={"k": k})
     want = interp.run(before, "main", inputs)
     got = interp.run(after, "main", inputs)

@@ -29,7 +29,10 @@ from ..ir.expr import (
     type_of,
 )
 from ..ir.stmt import (
+    AssertStmt,
     AssignStmt,
+    BreakStmt,
+    ContinueStmt,
     EvalStmt,
     ForStmt,
     Function,
@@ -43,7 +46,7 @@ from ..ir.stmt import (
     WhileStmt,
     YieldStmt,
 )
-from ..ir.types import DataType, ScalarType, TensorType, TileType
+from ..ir.types import DataType, PadValue, ScalarType, TensorType, TileType
 
 
 class InterpError(UserError):
@@ -56,7 +59,7 @@ def np_dtype(dt: DataType) -> np.dtype[Any]:
 
 @dataclass
 class _Signal:
-    kind: str  # "yield" | "return"
+    kind: str  # "yield" | "return" | "break" | "continue"
     values: tuple[Any, ...]
 
 
@@ -70,12 +73,21 @@ _SCALAR_BIN: dict[str, Callable[[Any, Any], Any]] = {
 _UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "tile.exp": np.exp, "tile.neg": np.negative, "tile.sqrt": np.sqrt, "tile.abs": np.abs,
     "tile.relu": lambda x: np.maximum(x, 0), "tile.log": np.log, "tile.recip": lambda x: 1 / x,
-    "tile.rsqrt": lambda x: 1 / np.sqrt(x),
+    "tile.rsqrt": lambda x: 1 / np.sqrt(x), "tile.sin": np.sin, "tile.cos": np.cos, "tile.not_": np.invert,
 }  # fmt: skip
 _BINARY: dict[str, Callable[[np.ndarray, Any], np.ndarray]] = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "maximum": np.maximum,
     "minimum": np.minimum, "adds": np.add, "subs": np.subtract, "muls": np.multiply, "divs": np.divide,
-    "maxs": np.maximum, "mins": np.minimum,
+    "maxs": np.maximum, "mins": np.minimum, "fmod": np.fmod, "fmods": np.fmod, "rem": np.remainder,
+    "rems": np.remainder, "and_": np.bitwise_and, "ands": np.bitwise_and, "or_": np.bitwise_or, "ors": np.bitwise_or,
+    "xor": np.bitwise_xor, "xors": np.bitwise_xor, "shl": np.left_shift, "shls": np.left_shift,
+    "shr": np.right_shift, "shrs": np.right_shift, "part_add": np.add, "part_mul": np.multiply,
+    "part_max": np.maximum, "part_min": np.minimum, "prelu": lambda x, a: np.where(x > 0, x, x * a),
+}  # fmt: skip
+# row_expand_* / col_expand_*: the vector broadcasts along the rows or columns of the tile
+_EXPAND: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "": lambda x, v: np.broadcast_to(v, x.shape), "_add": np.add, "_sub": np.subtract, "_mul": np.multiply,
+    "_div": np.divide, "_max": np.maximum, "_min": np.minimum, "_expdif": lambda x, v: np.exp(x - v),
 }  # fmt: skip
 
 
@@ -128,7 +140,7 @@ class _Machine:
             return out[0] if len(out) == 1 else tuple(out)
         a = c.args
         op = c.op
-        name = op.split(".", 1)[1]
+        name = op.rsplit(".", 1)[-1]
         ty = c.type
         if op == "tile.load":
             return self.load(c)
@@ -147,6 +159,18 @@ class _Machine:
                 return _BINARY[name](x, y).astype(x.dtype)
         if op == "tile.cast":
             return self.cast(self.value(a[0]), c.kwarg("target_type"), c.kwarg("mode", 0))
+        if op == "cast":
+            target = np_dtype(c.kwarg("target_type"))
+            return float(self.value(a[0])) if target.kind == "f" else int(self.value(a[0]))
+        if op.startswith(("tile.row_expand", "tile.col_expand")):
+            x, v = self.value(a[0]), self.value(a[1])
+            with np.errstate(all="ignore"):
+                return np.array(_EXPAND[op.split("_expand", 1)[1]](x, v), dtype=x.dtype)
+        if op == "tile.expands":
+            x = self.value(a[0])
+            return np.full(x.shape, self.value(a[1]), dtype=x.dtype)
+        if op in ("tile.fillpad", "tile.fillpad_inplace"):
+            return self.fillpad(c)
         if op in ("tile.move", "tile.set_validshape"):
             return self.value(a[0]).copy()
         if op == "tile.reshape" or (
@@ -183,8 +207,13 @@ class _Machine:
             prod = self.matmul(self.value(a[1]), self.value(a[2]), ty)
             init = bool(self.value(a[3])) if len(a) > 3 else False
             return prod if init else (self.value(a[0]) + prod).astype(prod.dtype)
-        if op in ("tile.row_sum", "tile.row_max", "tile.row_min"):
-            fn: Any = {"tile.row_sum": np.sum, "tile.row_max": np.max, "tile.row_min": np.min}[op]
+        if op in ("tile.row_sum", "tile.row_max", "tile.row_min", "tile.row_prod"):
+            fn: Any = {
+                "tile.row_sum": np.sum,
+                "tile.row_max": np.max,
+                "tile.row_min": np.min,
+                "tile.row_prod": np.prod,
+            }[op]
             x = self.value(a[0])
             return fn(x, axis=-1, keepdims=bool(c.kwarg("keepdim", True))).astype(x.dtype)
         if op == "tensor.view":
@@ -193,6 +222,20 @@ class _Machine:
             assert isinstance(ty, TensorType)
             return np.zeros(self.ints(ty.shape), dtype=np_dtype(ty.dtype))
         raise InterpError(f"the interpreter has no semantics for op '{op}'")
+
+    def fillpad(self, c: Call) -> np.ndarray:
+        """Every element outside the operand's valid region takes the pad value."""
+        src_t = type_of(c.args[0])
+        assert isinstance(src_t, TileType)
+        x = self.value(c.args[0]).copy()
+        pad = c.kwarg("pad_value", PadValue.zero)
+        if isinstance(pad, PadValue):
+            info = np.finfo(x.dtype) if x.dtype.kind == "f" else np.iinfo(x.dtype)
+            pad = {PadValue.max: info.max, PadValue.min: info.min}.get(pad, 0)
+        keep = np.zeros(x.shape, dtype=bool)
+        keep[tuple(slice(0, v) for v in self.valid_of(src_t))] = True
+        x[~keep] = pad
+        return x
 
     def load(self, c: Call) -> np.ndarray:
         src = self.value(c.args[0])
@@ -319,12 +362,17 @@ class _Machine:
             return self.block(s.body)
         elif isinstance(s, YieldStmt):
             return _Signal("yield", tuple(self.value(v) for v in s.values))
+        elif isinstance(s, BreakStmt | ContinueStmt):
+            return _Signal("break" if isinstance(s, BreakStmt) else "continue", ())
+        elif isinstance(s, AssertStmt):
+            if not self.value(s.condition):
+                raise InterpError(f"assertion failed: {s.message or 'assert'}")
         elif isinstance(s, ReturnStmt):
             return _Signal("return", tuple(self.value(v) for v in s.values))
         elif isinstance(s, IfStmt):
             body = s.then_body if self.value(s.condition) else (s.else_body or ())
             sig = self.block(body)
-            if sig is not None and sig.kind == "return":
+            if sig is not None and sig.kind in ("return", "break", "continue"):
                 return sig
             if s.return_vars:
                 if sig is None:
@@ -340,7 +388,9 @@ class _Machine:
                 sig = self.block(s.body)
                 if sig is not None and sig.kind == "return":
                     return sig
-                if s.iter_args:
+                if sig is not None and sig.kind == "break":
+                    break
+                if s.iter_args and (sig is None or sig.kind != "continue"):
                     if sig is None:
                         raise InterpError("a loop with init_values ended its body without pl.yield_")
                     carried = list(sig.values)
