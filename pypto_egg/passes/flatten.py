@@ -62,6 +62,7 @@ class FlattenTileNdTo2D:
         check_preconditions(fn)
         from pypto_egg.extract.lower import failure
         from pypto_egg.extract.lower_matmul import MatmulLowerer
+        from pypto_egg.extract.narrow_carry import narrow_acc_carries
 
         eg = FlattenEGraph(program, fn.name, self.backend, self.extra_rules, self.limits)
         eg.saturate()
@@ -72,7 +73,7 @@ class FlattenTileNdTo2D:
             if call.op == "tile.assemble" and plan is not None and plan.op == "Fail":
                 raise failure(stmt, call, plan)
         t0 = time.perf_counter()
-        lowered = MatmulLowerer(fn, eg.encoding, plans, eg.facts).run()
+        lowered = narrow_acc_carries(MatmulLowerer(fn, eg.encoding, plans, eg.facts).run())
         eg.report.times["lower"] = time.perf_counter() - t0
         self.reports.append(eg.report)
         return lowered

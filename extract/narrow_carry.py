@@ -1,0 +1,290 @@
+"""Loop-carry valid-shape repair (§Q, B-200..B-202), run on every function the pass rewrites.
+
+A loop carry is typed from its seed, so an Acc accumulator whose yields are row-narrowed keeps advertising
+the seed's full box height, which no MAD wrote: a reader that believes it walks L0C at the wrong pitch.
+The seed is re-declared at the extent the yields prove and the body is re-typed through the ops' own
+deductions. This runs after extraction because it reads the yields' types, which exist only once the plans
+are lowered; it makes no lowering choice, it re-derives types that follow from the lowered program.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from pypto_egg.egraph.encode import blocks
+from pypto_egg.errors import TypeDeductionError
+from pypto_egg.ir.expr import Call, ConstInt, Expr, Var, exprs_equal, free_vars, static_int, type_of
+from pypto_egg.ir.ops import REGISTRY, make_call
+from pypto_egg.ir.span import Span
+from pypto_egg.ir.stmt import (
+    AssertStmt,
+    AssignStmt,
+    EvalStmt,
+    ForStmt,
+    Function,
+    IfStmt,
+    IterArg,
+    ReturnStmt,
+    ScopeStmt,
+    SeqStmts,
+    Stmt,
+    WhileStmt,
+    YieldStmt,
+)
+from pypto_egg.ir.types import MemorySpace, TileType, Type
+from pypto_egg.passes import diagnostics as diag
+
+from .lower import first_yield, substitute
+
+Ctx = dict[int, Expr]
+_FRACTAL_ROWS = 16
+
+
+def narrow_acc_carries(fn: Function) -> Function:
+    """The function with every row-narrowed Acc loop carry re-seeded (the same object when none is)."""
+    creates = {
+        s.var.uid
+        for block in blocks(fn.body)
+        for s in block
+        if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.create"
+    }
+    narrower = _Narrower(creates)
+    body = narrower.block(fn.body, {})
+    return replace(fn, body=tuple(body)) if narrower.changed else fn
+
+
+def provably_equal(a: Expr, b: Expr) -> bool:
+    sa, sb = static_int(a), static_int(b)
+    return (sa is not None and sa == sb) or exprs_equal(a, b)
+
+
+def provably_le(a: Expr, b: Expr) -> bool:
+    sa, sb = static_int(a), static_int(b)
+    return (sa is not None and sb is not None and sa <= sb) or exprs_equal(a, b)
+
+
+def pitches_coincide(rows: Expr, valid_rows: Expr) -> bool:
+    """MAD packs a product at a pitch of ceil(valid_rows / 16) * 16 rows: equal to the box's rows means the two
+    readings of the buffer agree (a single-fractal [16, N] box always does)."""
+    r, v = static_int(rows), static_int(valid_rows)
+    if r is not None and r <= _FRACTAL_ROWS:
+        return True
+    return r is not None and v is not None and -(-v // _FRACTAL_ROWS) * _FRACTAL_ROWS == r
+
+
+def defined_in(body: tuple[Stmt, ...]) -> set[int]:
+    """Every variable a loop body defines (assignments, nested carries, loop variables, return variables)."""
+    out: set[int] = set()
+    for block in blocks(body):
+        for s in block:
+            if isinstance(s, AssignStmt):
+                out.add(s.var.uid)
+            if isinstance(s, ForStmt):
+                out.add(s.loop_var.uid)
+            if isinstance(s, ForStmt | WhileStmt):
+                out |= {ia.var.uid for ia in s.iter_args}
+            if isinstance(s, ForStmt | WhileStmt | IfStmt):
+                out |= {v.uid for v in s.return_vars}
+    return out
+
+
+def same(a: tuple[object, ...] | None, b: tuple[object, ...] | None) -> bool:
+    """The same objects, element by element (nothing was rebuilt)."""
+    if a is None or b is None:
+        return a is b
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+
+def trailing_yield(body: tuple[Stmt, ...]) -> YieldStmt | None:
+    last = body[-1] if body else None
+    if isinstance(last, SeqStmts | ScopeStmt):
+        return trailing_yield(last.stmts if isinstance(last, SeqStmts) else last.body)
+    return last if isinstance(last, YieldStmt) else None
+
+
+class _Narrower:
+    def __init__(self, creates: set[int]) -> None:
+        self.creates = creates  # variables defined by tile.create: the only seeds that are re-declared
+        self.changed = False
+
+    def block(self, body: tuple[Stmt, ...], ctx: Ctx) -> list[Stmt]:
+        out: list[Stmt] = []
+        for s in body:
+            self.stmt(s, ctx, out)
+        return out
+
+    def stmt(self, s: Stmt, ctx: Ctx, out: list[Stmt]) -> None:
+        if isinstance(s, AssignStmt):
+            value = self.value(s.value, ctx)
+            if value is s.value:
+                out.append(s)
+                return
+            v = Var(s.var.name, type_of(value), s.var.span)
+            ctx[s.var.uid] = v
+            out.append(AssignStmt(v, value, s.span))
+        elif isinstance(s, EvalStmt):
+            value = self.value(s.expr, ctx)
+            out.append(s if value is s.expr else EvalStmt(value, s.span))
+        elif isinstance(s, SeqStmts):
+            out.extend(self.block(s.stmts, ctx))
+        elif isinstance(s, ScopeStmt):
+            out.append(replace(s, body=tuple(self.block(s.body, ctx))))
+        elif isinstance(s, IfStmt):
+            self.if_stmt(s, ctx, out)
+        elif isinstance(s, ForStmt | WhileStmt):
+            self.loop(s, ctx, out)
+        elif isinstance(s, YieldStmt | ReturnStmt):
+            values = tuple(substitute(v, ctx) for v in s.values)
+            out.append(s if same(values, s.values) else replace(s, values=values))
+        elif isinstance(s, AssertStmt):
+            cond = substitute(s.condition, ctx)
+            out.append(s if cond is s.condition else replace(s, condition=cond))
+        else:
+            out.append(s)
+
+    def value(self, e: Expr, ctx: Ctx) -> Expr:
+        """Substituted; a tile op whose operands moved is re-deduced (B-201)."""
+        new = substitute(e, ctx)
+        if new is e or not isinstance(new, Call) or new.is_function or not REGISTRY[new.op].deduces:
+            return new
+        try:
+            made = make_call(new.op, new.args, dict(new.kwargs), new.attrs, new.span, annotation=new.type)
+        except TypeDeductionError as err:
+            raise diag.internal(f"re-typing {new.op} after narrowing a loop carry failed: {err}") from None
+        return made
+
+    def if_stmt(self, s: IfStmt, ctx: Ctx, out: list[Stmt]) -> None:
+        cond = substitute(s.condition, ctx)
+        then_body = tuple(self.block(s.then_body, dict(ctx)))
+        else_body = tuple(self.block(s.else_body, dict(ctx))) if s.else_body is not None else None
+        y = first_yield(then_body) or (first_yield(else_body) if else_body is not None else None)
+        rvs = tuple(
+            self.retyped(rv, type_of(y.values[i]) if y is not None and i < len(y.values) else rv.type, ctx)
+            for i, rv in enumerate(s.return_vars)
+        )
+        unchanged = cond is s.condition and same(then_body, s.then_body) and same(else_body, s.else_body)
+        out.append(
+            s if unchanged and same(rvs, s.return_vars) else IfStmt(cond, then_body, else_body, rvs, s.span)
+        )
+
+    @staticmethod
+    def retyped(v: Var, ty: Type, ctx: Ctx) -> Var:
+        if v.type == ty:
+            return v
+        nv = Var(v.name, ty, v.span)
+        ctx[v.uid] = nv
+        return nv
+
+    # ------------------------------------------------------------ loops
+
+    def loop(self, s: ForStmt | WhileStmt, ctx: Ctx, out: list[Stmt]) -> None:
+        iter_args = self.iter_args(s.iter_args, ctx)
+        body_ctx = self.body_ctx(s, iter_args, ctx)
+        body = tuple(self.block(s.body, body_ctx))  # inner loops first (post-order)
+        y = trailing_yield(body)
+        seeds: list[IterArg] = []
+        if y is not None and len(y.values) == len(iter_args):
+            inside = defined_in(s.body) | ({s.loop_var.uid} if isinstance(s, ForStmt) else set())
+            for orig, ia, value in zip(s.iter_args, iter_args, y.values):
+                seeds.append(self.reseed(orig, ia, type_of(value), inside, s.span, out) or ia)
+        if seeds and any(a is not b for a, b in zip(seeds, iter_args)):
+            self.changed = True
+            iter_args = tuple(seeds)
+            body_ctx = self.body_ctx(s, iter_args, ctx)
+            body = tuple(self.block(s.body, body_ctx))
+            y = trailing_yield(body)
+        rv_types = (
+            [type_of(v) for v in y.values] if y is not None and len(y.values) == len(iter_args) else None
+        )
+        rvs = tuple(
+            self.retyped(rv, rv_types[i] if rv_types is not None else ia.var.type, ctx)
+            for i, (rv, ia) in enumerate(zip(s.return_vars, iter_args))
+        )
+        if (
+            same(iter_args, s.iter_args)
+            and same(body, s.body)
+            and same(rvs, s.return_vars)
+            and isinstance(s, ForStmt)
+        ):
+            bounds = tuple(substitute(x, ctx) for x in (s.start, s.stop, s.step))
+            if all(a is b for a, b in zip(bounds, (s.start, s.stop, s.step))):
+                out.append(s)
+                return
+        if isinstance(s, ForStmt):
+            start, stop, step = (substitute(x, ctx) for x in (s.start, s.stop, s.step))
+            out.append(
+                replace(s, start=start, stop=stop, step=step, iter_args=iter_args, body=body, return_vars=rvs)
+            )
+        else:
+            cond = substitute(s.condition, body_ctx)
+            out.append(replace(s, condition=cond, iter_args=iter_args, body=body, return_vars=rvs))
+
+    def iter_args(self, iter_args: tuple[IterArg, ...], ctx: Ctx) -> tuple[IterArg, ...]:
+        """A carry whose init was re-typed (an earlier loop's narrowed result) is re-minted at the new type."""
+        out = []
+        for ia in iter_args:
+            init = substitute(ia.init, ctx)
+            out.append(ia if init is ia.init else IterArg(Var(ia.var.name, type_of(init), ia.var.span), init))
+        return tuple(out)
+
+    @staticmethod
+    def body_ctx(s: ForStmt | WhileStmt, iter_args: tuple[IterArg, ...], ctx: Ctx) -> Ctx:
+        body_ctx = dict(ctx)
+        for orig, ia in zip(s.iter_args, iter_args):
+            if ia is orig:
+                body_ctx.pop(orig.var.uid, None)
+            else:
+                body_ctx[orig.var.uid] = ia.var
+        return body_ctx
+
+    def reseed(
+        self, orig: IterArg, ia: IterArg, yielded: Type, inside: set[int], span: Span | None, out: list[Stmt]
+    ) -> IterArg | None:
+        """B-200: the narrowed carry, with its re-declared seed emitted before the loop (B-201); None: left alone."""
+        init_t = ia.var.type
+        if (
+            not (isinstance(init_t, TileType) and isinstance(yielded, TileType))
+            or init_t.rank != yielded.rank
+        ):
+            return None
+        if init_t.rank != 2 or yielded.memory is not MemorySpace.Acc:
+            return None
+        if not (isinstance(orig.init, Var) and orig.init.uid in self.creates):
+            return None
+        valid = list(init_t.valid_shape)
+        narrowed = False
+        for j, (vi, vy) in enumerate(zip(init_t.valid_shape, yielded.valid_shape)):
+            if provably_equal(vi, vy):
+                continue
+            if provably_equal(vi, init_t.shape[j]) or provably_le(vy, vi):
+                valid[j] = vy
+                narrowed = True
+        if not narrowed or pitches_coincide(init_t.shape[0], valid[0]):
+            return None
+        if any(v.uid in inside for d in valid for v in free_vars(d)):
+            return None  # an extent computed in the body: the seed could not name it (B-202)
+        seed_name = orig.init.name
+        box = init_t.shape
+        kw: dict[str, object] = {"dtype": init_t.dtype, "target_memory": MemorySpace.Acc}
+        if all(provably_equal(v, b) for v, b in zip(valid, box)):
+            value: Expr = make_call("tile.create", (_dims(box, span),), kw, span=span)
+            seed = Var(f"{seed_name}_narrowed", type_of(value), span)
+            out.append(AssignStmt(seed, value, span))
+        else:
+            if not provably_equal(valid[0], box[0]):
+                kw["compact"] = True
+            storage_value = make_call("tile.create", (_dims(box, span),), kw, span=span)
+            storage = Var(f"{seed_name}_narrowed_storage", type_of(storage_value), span)
+            out.append(AssignStmt(storage, storage_value, span))
+            value = make_call("tile.set_validshape", (storage, valid[0], valid[1]), span=span)
+            seed = Var(f"{seed_name}_narrowed", type_of(value), span)
+            out.append(AssignStmt(seed, value, span))
+        return IterArg(Var(ia.var.name, seed.type, ia.var.span), seed)
+
+
+def _dims(shape: tuple[Expr, ...], span: Span | None) -> Expr:
+    from pypto_egg.ir.expr import MakeTuple
+
+    return MakeTuple(
+        tuple(ConstInt(d.value, span=span) if isinstance(d, ConstInt) else d for d in shape), span
+    )

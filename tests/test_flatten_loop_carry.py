@@ -1,0 +1,157 @@
+"""§Q loop-carry valid-shape repair: B-200 (decision), B-201 (rewrite), B-202 (left alone)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pypto_egg.language as pl
+from pypto_egg import ir
+
+from corpus import wrap
+from helpers import flatten
+
+PARAMS = (
+    "x: pl.Tensor[[{m}, 32], pl.FP16], w: pl.Tensor[[32, 256], pl.FP16], v: pl.Scalar[pl.INDEX], "
+    "out: pl.Out[pl.Tensor[[{m}, 256], pl.FP32]]"
+)
+
+
+def carry_program(
+    body: str, m: int = 64, memory: str = "Acc", rows: str = "v", narrow: str = "v"
+) -> ir.Program:
+    """An accumulator seeded by tile.create and carried through a loop whose yield is narrowed to `narrow` rows."""
+    text = f"""
+acc = pl.tile.create([{m}, 256], dtype=pl.FP32, target_memory=pl.Mem.{memory})
+for i, (c,) in pl.range(2, init_values=(acc,)):
+    a = pl.load(x, [0, 0], [{m}, 32])
+    b = pl.load(w, [0, 0], [32, 256])
+{body}
+    n = pl.tile.set_validshape(d, {narrow}, 256)
+    r = pl.yield_(n)
+s = pl.tile.set_validshape(r, {rows}, 256)
+out = pl.store(s, [0, 0], out)
+return out"""
+    return pl.parse(wrap(text, PARAMS.format(m=m), f"pl.Tensor[[{m}, 256], pl.FP32]"))
+
+
+MATMUL = "    d = pl.tile.matmul_acc(c, a, b)"
+
+
+def carry_of(after: ir.Program) -> ir.ForStmt:
+    return next(s for s in after.functions[0].body if isinstance(s, ir.ForStmt))
+
+
+def test_b200_b201_row_narrowed_acc_carry_is_reseeded_with_a_compact_storage_and_its_valid_shape():
+    before = carry_program(MATMUL)
+    after = flatten(before, scalars={"v": 37})
+    text = after.as_python()
+    assert (
+        "acc_narrowed_storage: pl.Tile[[64, 256], pl.FP32, pl.Mem.Acc, pl.TileView(compact=pl.CompactMode.normal)] = "
+        "pl.tile.create([64, 256], dtype=pl.FP32, target_memory=pl.Mem.Acc, compact=True)"
+    ) in text
+    assert "acc_narrowed: pl.Tile[[64, 256], pl.FP32, pl.Mem.Acc, pl.TileView(valid_shape=[v, 256], " in text
+    assert "= pl.tile.set_validshape(acc_narrowed_storage, v, 256)" in text
+    loop = carry_of(after)
+    assert loop.iter_args[0].init.name == "acc_narrowed"
+    for var in (loop.iter_args[0].var, loop.return_vars[0]):
+        assert [str(getattr(d, "name", getattr(d, "value", d))) for d in var.type.valid_shape] == ["v", "256"]
+    matmul = next(s for s in loop.body if isinstance(s, ir.AssignStmt) and s.value.op == "tile.matmul_acc")
+    assert matmul.var.type.valid_shape[0].name == "v"  # re-typed through the op's own deduction
+
+
+def test_b200_static_narrow_rows_whose_pitch_differs_are_reseeded():
+    after = flatten(carry_program(MATMUL, rows="40", narrow="40"))
+    assert "pl.tile.set_validshape(acc_narrowed_storage, 40, 256)" in after.as_python()
+
+
+@pytest.mark.parametrize(
+    ("why", "program"),
+    [
+        ("pitch coincides: ceil(50/16)*16 == 64", lambda: carry_program(MATMUL, rows="50", narrow="50")),
+        ("single-fractal [16, N] box", lambda: carry_program(MATMUL, m=16, rows="v", narrow="v")),
+        ("Vec carry", lambda: carry_program("    d = pl.tile.add(c, c)", memory="Vec")),
+        (
+            "extent computed in the body",
+            lambda: carry_program(MATMUL + "\n    u = pl.min(v + i, 64)", rows="v", narrow="u"),
+        ),
+    ],
+)
+def test_b202_carries_left_alone(why, program):
+    after = flatten(program(), scalars={"v": 9})
+    assert "_narrowed" not in after.as_python(), why
+
+
+def test_b202_full_height_carry_is_left_alone():
+    text = """
+acc = pl.tile.create([64, 256], dtype=pl.FP32, target_memory=pl.Mem.Acc)
+for i, (c,) in pl.range(2, init_values=(acc,)):
+    a = pl.load(x, [0, 0], [64, 32])
+    b = pl.load(w, [0, 0], [32, 256])
+    d = pl.tile.matmul_acc(c, a, b)
+    n = pl.tile.set_validshape(d, 64, v)
+    r = pl.yield_(n)
+out = pl.store(r, [0, 0], out)
+return out"""
+    before = pl.parse(wrap(text, PARAMS.format(m=64), "pl.Tensor[[64, 256], pl.FP32]"))
+    after = flatten(before, scalars={"v": 256})
+    assert "_narrowed" not in after.as_python()
+
+
+def test_b201_aliases_if_results_and_later_loops_are_retyped():
+    text = """
+acc = pl.tile.create([64, 256], dtype=pl.FP32, target_memory=pl.Mem.Acc)
+for i, (c,) in pl.range(2, init_values=(acc,)):
+    e = c
+    a = pl.load(x, [0, 0], [64, 32])
+    b = pl.load(w, [0, 0], [32, 256])
+    if i == 0:
+        d0 = pl.tile.matmul_acc(e, a, b)
+        d = pl.yield_(d0)
+    else:
+        d1 = pl.tile.matmul_acc(e, a, b)
+        d = pl.yield_(d1)
+    n = pl.tile.set_validshape(d, v, 256)
+    r = pl.yield_(n)
+for j, (g,) in pl.range(1, init_values=(r,)):
+    h = pl.tile.set_validshape(g, v, 256)
+    q = pl.yield_(h)
+z = pl.tile.set_validshape(q, v, 256)
+out = pl.store(z, [0, 0], out)
+return out"""
+    before = pl.parse(wrap(text, PARAMS.format(m=64), "pl.Tensor[[64, 256], pl.FP32]"))
+    after = flatten(before, scalars={"v": 21})
+    loops = [s for s in after.functions[0].body if isinstance(s, ir.ForStmt)]
+    alias = loops[0].body[0]
+    assert isinstance(alias, ir.AssignStmt) and alias.var.type.valid_shape[0].name == "v"
+    branch = next(s for s in loops[0].body if isinstance(s, ir.IfStmt))
+    assert branch.return_vars[0].type.valid_shape[0].name == "v"
+    assert loops[1].iter_args[0].var.type.valid_shape[0].name == "v"  # the later loop re-minted its carry
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.sampled_from([16, 32, 48, 64]),
+    st.sampled_from(["v", "static", "body"]),
+    st.sampled_from(["Acc", "Vec"]),
+    st.integers(1, 16),
+)
+def test_generated_accumulator_loops_whose_yields_narrow(m, kind, memory, v):
+    """Whatever the box, extent and space: the meaning is kept, and a re-seeded carry advertises the yields' rows
+    while a carry left alone is one B-202 names."""
+    static = max(1, m - 3 * v) if kind == "static" else None
+    narrow = {"v": "v", "static": str(static), "body": "u"}[kind]
+    body = MATMUL if memory == "Acc" else "    d = pl.tile.add(c, c)"
+    if kind == "body":
+        body += "\n    u = pl.min(v + i, 16)"
+    before = carry_program(body, m=m, memory=memory, rows=narrow if kind != "body" else "v", narrow=narrow)
+    after = flatten(before, scalars={"v": v})
+    loop = carry_of(after)
+    rows = loop.iter_args[0].var.type.valid_shape[0]
+    if "_narrowed" in after.as_python():
+        assert memory == "Acc" and kind != "body" and m > 16
+        assert str(getattr(rows, "name", getattr(rows, "value", ""))) == narrow
+    else:
+        pitch = static is not None and -(-static // 16) * 16 == m
+        assert memory == "Vec" or kind == "body" or m <= 16 or pitch
