@@ -555,11 +555,11 @@ def failure(s: Stmt, call: Call, plan: Term) -> Exception:
         acc_t = type_of(call.args[0])
         dtype = acc_t.dtype.label if isinstance(acc_t, TileType) else "?"
         rank = acc_t.rank if isinstance(acc_t, TileType) else 0
-        return diag.accumulator_rejected(code[5:], nums[0], nums[1], nums[2], dtype, rank, var, span)
+        return diag.accumulator_rejected(code[5:], nums[0], nums[1], nums[2], dtype, rank, nums[4], var, span)
     if code == "D-40":
         return diag.row_windows_do_not_divide(nums[0], nums[1], var, span)
     if code.startswith("D-41:"):
-        return diag.row_windows_rejected(code[5:], nums[0], nums[1], var, span)
+        return diag.row_windows_rejected(code[5:], nums[0], nums[1], nums[2], nums[3], var, span)
     if code == "BMM-BCAST":
         return diag.batch_dims_do_not_broadcast(call.op, nums[0], nums[1], var, span)
     if code == "BMM-STORE-RANK":

@@ -94,3 +94,36 @@ def test_d41_a_misaligned_window_is_rejected():
 def test_d41_a_writeback_to_another_window_is_rejected():
     with pytest.raises(PassError, match=r"does not write a matmul_acc result back to its original window"):
         passes.flatten_tile_nd_to_2d()(windows([32, 32], [16, 32], [16, 0], back=[0, 0]))
+
+
+def test_d41_windows_of_different_heights_name_both_heights():
+    before = pl.parse("""
+import pypto_egg.language as pl
+
+@pl.program
+class Before:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, a: pl.Tile[[16, 64], pl.FP16, pl.Mem.Mat], c: pl.Tile[[32, 64], pl.FP16, pl.Mem.Mat],
+             b: pl.Tile[[64, 32], pl.FP16, pl.Mem.Mat], out: pl.Out[pl.Tensor[[64, 32], pl.FP32]]) -> pl.Tensor[[64, 32], pl.FP32]:
+        acc = pl.tile.create([64, 32], pl.FP32)
+        w0 = pl.tile.slice(acc, [16, 32], [0, 0])
+        p0 = pl.tile.matmul_acc(w0, a, b, init_cond=True)
+        acc1 = pl.tile.assemble(acc, p0, [0, 0])
+        w1 = pl.tile.slice(acc1, [32, 32], [32, 0])
+        p1 = pl.tile.matmul_acc(w1, c, b, init_cond=True)
+        acc2 = pl.tile.assemble(acc1, p1, [32, 0])
+        result = pl.tile.store(acc2, [0, 0], out)
+        return result
+""")
+    with pytest.raises(
+        PassError, match=r"row windows of different heights \((16 rows here, 32|32 rows here, 16) rows in"
+    ):
+        passes.flatten_tile_nd_to_2d()(before)
+
+
+def test_d41_packed_windows_over_the_l0c_budget_name_bytes_and_budget():
+    with pytest.raises(
+        PassError,
+        match=r"the 4 packed 64x256 row windows need 262144 bytes of Acc \(L0C\), but this target's L0C holds 131072",
+    ):
+        passes.flatten_tile_nd_to_2d(backend="Ascend910B")(windows([256, 256], [64, 256], [64, 0]))

@@ -194,13 +194,13 @@ _CHAIN_REASONS = {
     "R4": "the accumulator element is not 4 bytes wide ({dtype}), so its L0C tile has no 16x16 box grid",
     "R5": "the page row extent M={m} is not a multiple of 16",
     "R6": "the page column extent N={n} is not a multiple of 16",
-    "R7": "the packed accumulator needs {bytes} bytes of Acc (L0C), which exceeds the budget this target has",
+    "R7": "the packed accumulator needs {bytes} bytes of Acc (L0C), but this target's L0C holds {budget} bytes",
     "R9": "the accumulator reaches a function parameter or a control-flow carry this pass cannot retype",
     "R10": "an SSA name for the accumulator does not carry its {rank}-D shape, so the chain is not one buffer",
     "R11": "the accumulator carries a partial valid_shape, which has no equivalent once the pages sit side by side "
            "in one tile",
     "R13": "the accumulator is annotated to live in a memory other than Acc, but only the matrix unit writes Acc (L0C)",
-    "R16": "the accumulator is produced by an op that cannot write Acc (L0C) at all -- only the matrix unit writes "
+    "R16": "the accumulator is produced by {op}, which cannot write Acc (L0C) at all -- only the matrix unit writes "
            "that memory, and no target has a data path into it",
     "R19": "the accumulator is stored through a tile.store whose window this pass cannot split into one store per "
            "batch page",
@@ -227,10 +227,14 @@ _DEFAULT_WORKAROUND = (
 )
 
 
-def accumulator_rejected(reason: str, b: int, m: int, n: int, dtype: str, rank: int, var: str | None,
+def accumulator_rejected(reason: str, b: int, m: int, n: int, dtype: str, rank: int, budget: int, var: str | None,
                          span: Span | None) -> PassError:  # fmt: skip
-    """D-30: a batched accumulator chain that can neither be packed along columns nor stay row-packed."""
-    text = _CHAIN_REASONS.get(reason, reason).format(dtype=dtype, m=m, n=n, bytes=b * m * n * 4, rank=rank)
+    """D-30: a batched accumulator chain that can neither be packed along columns nor stay row-packed.
+    `reason` may name the op behind it (`R16:tile.load`); `budget` is the target's L0C bytes."""
+    reason, _, op = reason.partition(":")
+    text = _CHAIN_REASONS.get(reason, reason).format(
+        dtype=dtype, m=m, n=n, bytes=b * m * n * 4, rank=rank, budget=budget, op=op or "another op"
+    )
     geometry = ""
     if reason not in ("R3", "R16", "R20"):
         geometry = (
@@ -247,12 +251,12 @@ def accumulator_rejected(reason: str, b: int, m: int, n: int, dtype: str, rank: 
 
 
 _ROW_REASONS = {
-    "R2W": "the same accumulator is written through row windows of different heights, so there is no single packed "
-           "shape for it",
+    "R2W": "the same accumulator is written through row windows of different heights ({r} rows here, {x} rows in "
+           "another window), so there is no single packed shape for it",
     "R4": "the accumulator element is not 4 bytes wide, so its L0C tile has no 16x16 box grid",
     "R5": "the window row extent R={r} is not a multiple of 16",
     "R6": "the accumulator column extent C={c} is not a multiple of 16",
-    "R8": "the packed row windows exceed the target's physical L0C capacity after row alignment",
+    "R8": "the {b} packed {r}x{c} row windows need {bytes} bytes of Acc (L0C), but this target's L0C holds {x} bytes",
     "R9": "the accumulator reaches a function parameter or a control-flow carry this pass cannot retype",
     "R11": "the accumulator carries a partial valid_shape, which has no equivalent once the windows sit side by side",
     "R15": "the parent accumulator is produced by an op other than tile.create; row-window packing requires "
@@ -270,9 +274,12 @@ def row_windows_do_not_divide(r: int, p: int, var: str | None, span: Span | None
     )
 
 
-def row_windows_rejected(reason: str, r: int, c: int, var: str | None, span: Span | None) -> PassError:
-    """D-41: a seeded row-window chain that cannot be packed."""
-    text = _ROW_REASONS.get(reason, reason).format(r=r, c=c)
+def row_windows_rejected(
+    reason: str, r: int, c: int, p: int, x: int, var: str | None, span: Span | None
+) -> PassError:
+    """D-41: a seeded row-window chain that cannot be packed; `p` is the parent's rows, `x` the number the reason
+    names (the other window height for R2W, the L0C budget for R8)."""
+    text = _ROW_REASONS.get(reason, reason).format(r=r, c=c, x=x, b=p // r if r else 0, bytes=p * c * 4)
     return PassError(
         f"matmul_acc: cannot lower the shared accumulator's row slices because {text}. Use acc[...] = "
         f"pl.matmul_acc(acc[...], lhs, rhs, init_cond=...) with equal-size, aligned row windows of one locally "
