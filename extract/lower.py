@@ -170,6 +170,7 @@ class Lowerer:
         # value computed from a rebuilt one (B-040, B-054, B-090, B-024). A rebuilt tile op is re-created
         # through the registry: its attrs are dropped and its type re-deduced, even on a 2-D function.
         self.renewed: set[int] = set()
+        self.rewrote = False  # whether any statement came out different (read by the trivial path)
         self._collect_vars()
         self.handlers: dict[str, Callable[[Stmt, Call, Term, Ctx, list[Stmt]], None]] = {
             "Keep": self.keep, "Retype": self.retype, "Forward": self.forward, "LoadFlat": self.load_flat,
@@ -369,12 +370,14 @@ class Lowerer:
         with the MemRef its deduction states (an in-place op writes its operand's buffer)."""
         self.mark(s)
         value = call if not call.attrs or call.op == "tile.load" else replace(call, attrs=())
+        self.rewrote |= value is not call
         if isinstance(s, EvalStmt):
             return s if value is call else EvalStmt(value, s.span)
         assert isinstance(s, AssignStmt)
         old = s.var.type
         memref = deduced_memref(call)
         if isinstance(old, TileType) and memref is not None and memref != old.memref:
+            self.rewrote = True
             v = Var(s.var.name, retile(old, memref=memref), s.var.span)
             ctx[s.var.uid] = v
             return AssignStmt(v, replace(value, type=v.type), s.span)

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import atexit
+import ctypes
+import functools
+import os
+import queue
 import re
 import tempfile
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import egglog.bindings as eb
 
 from ..backend import Backend, get_backend
-from ..errors import RuleError, ScheduleLimitError
+from ..errors import RuleError, ScheduleLimitError, UserError
 from ..extract import ClassId, EGraphView, Extraction, Term, extract_roots
 from ..extract.cost import CostModel
 from ..ir.stmt import Program
@@ -41,7 +49,8 @@ class _StageRun:
     matches: dict[str, int] = field(default_factory=dict)
 
 
-def parse_schedule(text: str) -> list[Stage]:
+@functools.cache
+def parse_schedule(text: str) -> tuple[Stage, ...]:
     """The stages of rules/schedule.egg: each `(saturate (run a) (run b) ..)` inside `run-schedule`."""
     stages: list[Stage] = []
     body = re.sub(r";[^\n]*", "", text)
@@ -50,7 +59,115 @@ def parse_schedule(text: str) -> list[Stage]:
         stages.append(Stage([n for n in names]))
     if not stages:
         raise RuleError("rules/schedule.egg has no (saturate (run ...)) stage")
-    return stages
+    return tuple(stages)
+
+
+T = TypeVar("T")
+# egglog's `(pop)` never returns in a process forked from the one that imported it, so a forked child
+# (a `fork` multiprocessing pool) gives each function an e-graph of its own instead of reusing the rules;
+# and once egglog has run, its worker threads are gone in a forked child, where it would hang
+_IMPORT_PID = os.getpid()
+_RAN_IN_PID: int | None = None
+
+
+def _check_not_forked_after_use() -> None:
+    global _RAN_IN_PID
+    if _RAN_IN_PID is not None and os.getpid() != _RAN_IN_PID:
+        raise UserError(
+            "pypto-egg cannot run egglog in a process forked after its parent ran it: egglog's worker threads do "
+            "not survive fork, so it would hang. Start worker processes with the 'spawn' or 'forkserver' method, "
+            "e.g. ProcessPoolExecutor(mp_context=multiprocessing.get_context('spawn'))."
+        )
+    _RAN_IN_PID = os.getpid()
+
+
+class _LoadedRules:
+    """An e-graph holding the rules and nothing else, with the folder its fact files are read from.
+    A function's facts go on top of it between `(push)` and `(pop)`."""
+
+    def __init__(self, rule_files: list[RuleFile]) -> None:
+        self.facts_dir = tempfile.TemporaryDirectory(prefix="pypto-egg-facts-")
+        self.egraph = eb.EGraph(fact_directory=self.facts_dir.name)
+        for rf in rule_files:
+            load_rule_file(self.egraph, rf)
+        self.in_use = False
+
+
+class _Owner:
+    """The one thread that makes, uses and drops the pass's e-graphs.
+
+    egglog's EGraph may only be touched and dropped by the thread that made it. Loaded rules are kept for
+    the life of the process, so they cannot belong to a caller's thread (a pool thread dies, and its
+    objects are then freed by another); every e-graph the pass uses lives here instead, and is dropped
+    here at exit.
+    """
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.rules: dict[tuple[tuple[str, str], ...], _LoadedRules] = {}
+        self.jobs: queue.SimpleQueue[
+            tuple[Callable[..., object] | None, tuple[object, ...], Future[object]]
+        ] = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._serve, name="pypto-egg-egraph", daemon=True)
+        self.thread.start()
+        atexit.register(self.shutdown)
+
+    def _serve(self) -> None:
+        while True:
+            fn, args, done = self.jobs.get()
+            if fn is None:  # shutdown: the e-graphs are dropped here, on the thread that made them
+                self.rules.clear()
+                done.set_result(None)
+                return
+            try:
+                done.set_result(fn(*args))
+            except BaseException as e:
+                done.set_exception(e)
+
+    def run(self, fn: Callable[..., T], *args: object) -> T:
+        if threading.current_thread() is self.thread:
+            return fn(*args)
+        done: Future[object] = Future()
+        self.jobs.put((fn, args, done))
+        return done.result()  # type: ignore[return-value]
+
+    def shutdown(self) -> None:
+        if os.getpid() == self.pid and self.thread.is_alive():
+            done: Future[object] = Future()
+            self.jobs.put((None, (), done))
+            done.result(timeout=60)
+
+
+_OWNER: _Owner | None = None
+_OWNER_LOCK = threading.Lock()
+_INHERITED: list[_Owner] = []  # a forked child's copy of its parent's owner: never used, never dropped
+
+
+def owner() -> _Owner:
+    global _OWNER
+    with _OWNER_LOCK:
+        if _OWNER is None or _OWNER.pid != os.getpid():
+            if _OWNER is not None:  # forked: the parent's e-graphs belong to a thread this process lacks
+                _INHERITED.append(_OWNER)
+                ctypes.pythonapi.Py_IncRef(ctypes.py_object(_OWNER))
+            _OWNER = _Owner()
+        return _OWNER
+
+
+def run_on_owner(fn: Callable[..., T], *args: object) -> T:
+    """Run `fn` on the e-graph owner thread (directly when already there)."""
+    return owner().run(fn, *args)
+
+
+def loaded_rules(rule_files: list[RuleFile]) -> _LoadedRules:
+    """The owner thread's e-graph for these rule files, loaded and type-checked on first use."""
+    own = owner()
+    if threading.current_thread() is not own.thread:
+        raise RuntimeError("the shared rules may only be used on the e-graph owner thread (see run_on_owner)")
+    key = tuple((str(rf.path), rf.text) for rf in rule_files)
+    if key not in own.rules:
+        own.rules[key] = _LoadedRules(rule_files)
+    return own.rules[key]
 
 
 class FlattenEGraph:
@@ -69,7 +186,10 @@ class FlattenEGraph:
         extra_rules: Sequence[str | Path] = (),
         limits: Limits | None = None,
         cost_model: CostModel | None = None,
+        reuse_rules: bool = False,
     ) -> None:
+        """`reuse_rules`: put the facts on the owner thread's already-loaded rules (only on that thread, see
+        `run_on_owner`; call `close()` when done) instead of loading the rules into an e-graph of its own."""
         self.program = program
         self.function = program.function(function_name)
         self.backend = get_backend(backend)
@@ -84,15 +204,29 @@ class FlattenEGraph:
         for extra in extra_rules:
             self.rule_files += read_rule_files(Path(extra))
         self.report.rule_files = list(dict.fromkeys(str(rf.path) for rf in self.rule_files))
-        self._facts_dir = tempfile.TemporaryDirectory(prefix="pypto-egg-facts-")
-        self.egraph = eb.EGraph(fact_directory=self._facts_dir.name)
-        for rf in self.rule_files:
-            load_rule_file(self.egraph, rf)
+        _check_not_forked_after_use()
+        self._shared: _LoadedRules | None = None
+        shared = loaded_rules(self.rule_files) if reuse_rules and os.getpid() == _IMPORT_PID else None
+        if shared is not None and not shared.in_use:  # (re-entrant use builds its own)
+            self._shared = shared
+            shared.in_use = True
+            self.egraph = shared.egraph
+            facts_dir = Path(shared.facts_dir.name)
+            run_text(self.egraph, "(push)", "<push>")
+        else:
+            self._own_facts = tempfile.TemporaryDirectory(prefix="pypto-egg-facts-")
+            facts_dir = Path(self._own_facts.name)
+            self.egraph = eb.EGraph(fact_directory=self._own_facts.name)
+            for rf in self.rule_files:
+                load_rule_file(self.egraph, rf)
         self.report.times["load rules"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        commands = self.encoding.write_facts(Path(self._facts_dir.name))
-        run_text(self.egraph, "\n".join(commands), "<facts>")
-        self._facts_dir.cleanup()
+        try:
+            commands = self.encoding.write_facts(facts_dir)
+            run_text(self.egraph, "\n".join(commands), "<facts>")
+        except BaseException:
+            self.close()
+            raise
         self.report.times["load facts"] = time.perf_counter() - t0
         self.report.facts = self.encoding.size
         self.report.statements = len(self.encoding.statements)
@@ -100,6 +234,20 @@ class FlattenEGraph:
         self._view: EGraphView | None = None
         self._extraction: Extraction | None = None
         self._facts: dict[str, list[tuple[Term | int | float | str | bool | None, ...]]] = {}
+
+    def close(self) -> None:
+        """Take this function's facts off the thread's shared rules (a no-op for an e-graph of its own)."""
+        if self._shared is not None:
+            run_text(self.egraph, "(pop)", "<pop>")
+            self._shared.in_use = False
+            self._shared = None
+            self.egraph = None  # type: ignore[assignment]  # the owner thread keeps it; no other may drop it
+
+    def __enter__(self) -> FlattenEGraph:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # ------------------------------------------------------------ saturation
 

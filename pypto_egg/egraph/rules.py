@@ -6,6 +6,7 @@ are expanded here, relative to the including file, before egglog sees the text.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -75,10 +76,17 @@ def read_rule_files(entry: Path) -> list[RuleFile]:
     return out
 
 
+@functools.cache
+def _shipped() -> tuple[RuleFile, ...]:
+    return tuple(read_rule_files(rules_dir() / "flatten.egg"))
+
+
 def shipped_rule_files() -> list[RuleFile]:
-    return read_rule_files(rules_dir() / "flatten.egg")
+    """The shipped rules, read once per process (they are package data)."""
+    return list(_shipped())
 
 
+@functools.cache
 def schedule_text() -> str:
     return (rules_dir() / "schedule.egg").read_text()
 

@@ -8,11 +8,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..backend import Backend, get_backend
-from ..egraph.engine import FlattenEGraph, Limits
+from ..egraph.engine import FlattenEGraph, Limits, run_on_owner
 from ..egraph.report import RunReport
 from ..ir.stmt import Function, Program
 from .preconditions import check_preconditions
 from .properties import IRProperty
+from .trivial import nothing_to_flatten, retouch
 from .verify import verify_tile_ops_2d
 
 
@@ -28,6 +29,9 @@ class FlattenTileNdTo2D:
     verify: bool = True
     limits: Limits = field(default_factory=Limits)
     reports: list[RunReport] = field(default_factory=list)
+    skip_trivial: bool = (
+        True  # a function with nothing to flatten never builds an e-graph (see `nothing_to_flatten`)
+    )
 
     name = "FlattenTileNdTo2D"
     required = frozenset({IRProperty.SSAForm, IRProperty.IncoreTileOps, IRProperty.NormalizedStmtStructure})
@@ -60,21 +64,31 @@ class FlattenTileNdTo2D:
         if not fn.type.is_incore:
             return fn
         check_preconditions(fn)
+        from pypto_egg.extract.narrow_carry import narrow_acc_carries
+
+        if self.skip_trivial and nothing_to_flatten(fn):
+            return narrow_acc_carries(retouch(fn))
+        return run_on_owner(self.rewrite, program, fn)
+
+    def rewrite(self, program: Program, fn: Function) -> Function:
+        """Encode, saturate, extract and lower one function (on the e-graph owner thread)."""
         from pypto_egg.extract.lower import failure
         from pypto_egg.extract.lower_matmul import MatmulLowerer
         from pypto_egg.extract.narrow_carry import narrow_acc_carries
 
-        eg = FlattenEGraph(program, fn.name, self.backend, self.extra_rules, self.limits)
-        eg.saturate()
-        plans = eg.plans()
-        # the contiguity precondition (D-07) is a rule decision, reported before any lowering error
-        for sid, (stmt, call) in enumerate(eg.encoding.statements):
-            plan = plans.get(sid)
-            if call.op == "tile.assemble" and plan is not None and plan.op == "Fail":
-                raise failure(stmt, call, plan)
-        t0 = time.perf_counter()
-        lowered = narrow_acc_carries(MatmulLowerer(fn, eg.encoding, plans, eg.facts).run())
-        eg.report.times["lower"] = time.perf_counter() - t0
+        with FlattenEGraph(
+            program, fn.name, self.backend, self.extra_rules, self.limits, reuse_rules=True
+        ) as eg:
+            eg.saturate()
+            plans = eg.plans()
+            # the contiguity precondition (D-07) is a rule decision, reported before any lowering error
+            for sid, (stmt, call) in enumerate(eg.encoding.statements):
+                plan = plans.get(sid)
+                if call.op == "tile.assemble" and plan is not None and plan.op == "Fail":
+                    raise failure(stmt, call, plan)
+            t0 = time.perf_counter()
+            lowered = narrow_acc_carries(MatmulLowerer(fn, eg.encoding, plans, eg.facts).run())
+            eg.report.times["lower"] = time.perf_counter() - t0
         self.reports.append(eg.report)
         return lowered
 
