@@ -29,6 +29,7 @@ pytest: $(STAMP)
 test: lint typecheck pytest
 
 bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_workloads.py
 	$(BIN)/python benchmarks/bench_scale.py
 
 clean:
