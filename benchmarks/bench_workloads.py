@@ -50,9 +50,7 @@ def many(rng: random.Random) -> str:
 
 
 def model(rng: random.Random) -> str:
-    return program(
-        [kernel(f"k{i}", rng.randint(2, 9) * 8, 64, 8, i % 10 == 0) for i in range(100)]
-    )
+    return program([kernel(f"k{i}", rng.randint(2, 9) * 8, 64, 8, i % 10 == 0) for i in range(100)])
 
 
 def batch_matmul(batch: int) -> Callable[[random.Random], str]:
@@ -85,7 +83,9 @@ def time_pass(text: str) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--sample", default=str(Path(__file__).resolve().parents[2] / "shared" / "realworld-sample"))
+    ap.add_argument(
+        "--sample", default=str(Path(__file__).resolve().parents[2] / "shared" / "realworld-sample")
+    )
     args = ap.parse_args()
     rng = random.Random(2026)
     t0 = time.perf_counter()
@@ -109,7 +109,9 @@ def main() -> None:
             text = f.read_text()
             time_pass(text)  # warm-up, as the sample's own tool does
             times.append(time_pass(text))
-        print(f"{'real programs of ' + sample.name:50s} {statistics.median(times):10.3f} ms (median of {len(times)})")
+        print(
+            f"{'real programs of ' + sample.name:50s} {statistics.median(times):10.3f} ms (median of {len(times)})"
+        )
 
 
 if __name__ == "__main__":
