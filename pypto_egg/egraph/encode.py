@@ -286,12 +286,14 @@ class Encoding:
         commands = []
         for rel, arity in RELATIONS.items():
             rows = self.rows.get(rel, [])
+            if not rows:  # an empty relation needs no file and no input
+                continue
             lines = []
             for r in rows:
                 if len(r) != arity:
                     raise InternalError(f"{rel} row {r} has {len(r)} columns, expected {arity}")
                 lines.append("\t".join(_cell(c) for c in r))
-            (directory / f"{rel}.tsv").write_text("\n".join(lines) + ("\n" if lines else ""))
+            (directory / f"{rel}.tsv").write_text("\n".join(lines) + "\n")
             commands.append(f'(input {rel} "{rel}.tsv")')
         return commands
 
