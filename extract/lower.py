@@ -140,6 +140,28 @@ def deduced_memref(call: Call) -> MemRef | None:
     return t.memref if isinstance(t, TileType) else None
 
 
+def retyped(v: Var, ty: Type, ctx: Ctx) -> Var:
+    """`v` itself when its type is `ty`, else a new variable of that type, mapped in `ctx`."""
+    if structural_equal(v.type, ty):
+        ctx.pop(v.uid, None)
+        return v
+    nv = Var(v.name, ty, v.span)
+    ctx[v.uid] = nv
+    return nv
+
+
+def if_results(
+    s: IfStmt, then_body: tuple[Stmt, ...], else_body: tuple[Stmt, ...] | None, ctx: Ctx
+) -> tuple[Var, ...]:
+    """B-023: an if's return vars re-typed positionally from the first yield of its new then-body (else of
+    its else-body)."""
+    y = first_yield(then_body) or (first_yield(else_body) if else_body is not None else None)
+    return tuple(
+        retyped(rv, type_of(y.values[i]) if y is not None and i < len(y.values) else rv.type, ctx)
+        for i, rv in enumerate(s.return_vars)
+    )
+
+
 def first_yield(body: tuple[Stmt, ...]) -> YieldStmt | None:
     for s in body:
         if isinstance(s, YieldStmt):
@@ -248,8 +270,12 @@ class Lowerer:
         """Non-tile values and function calls: substituted; a changed value gets a new variable (B-026, B-027)."""
         new = substitute(value, ctx)
         if new is value:
-            tile_call = isinstance(value, Call) and value.op.startswith("tile.") and not value.is_function
-            if isinstance(value, Call) and tile_call and self.rebuilt(value):
+            if (
+                isinstance(value, Call)
+                and value.op.startswith("tile.")
+                and not value.is_function
+                and self.rebuilt(value)
+            ):
                 out.append(self.without_attrs(s, value, ctx))
             else:
                 if any(v.uid in self.renewed for v in free_vars(value)):
@@ -269,20 +295,8 @@ class Lowerer:
         cond = substitute(s.condition, ctx)
         then_body = tuple(self.block(s.then_body, dict(ctx)))
         else_body = tuple(self.block(s.else_body, dict(ctx))) if s.else_body is not None else None
-        y = first_yield(then_body) or (first_yield(else_body) if else_body is not None else None)
-        rvs = []
-        for i, rv in enumerate(s.return_vars):
-            ty = type_of(y.values[i]) if y is not None and i < len(y.values) else rv.type
-            rvs.append(self.retyped(rv, ty, ctx))
-        out.append(IfStmt(cond, then_body, else_body, tuple(rvs), s.span))
-
-    def retyped(self, v: Var, ty: Type, ctx: Ctx) -> Var:
-        if structural_equal(v.type, ty):
-            ctx.pop(v.uid, None)
-            return v
-        nv = Var(v.name, ty, v.span)
-        ctx[v.uid] = nv
-        return nv
+        rvs = if_results(s, then_body, else_body, ctx)
+        out.append(IfStmt(cond, then_body, else_body, rvs, s.span))
 
     def iter_args(self, s: ForStmt | WhileStmt, ctx: Ctx, body_ctx: Ctx) -> tuple[IterArg, ...]:
         out = []
@@ -305,7 +319,7 @@ class Lowerer:
         body_ctx = dict(ctx)
         iter_args = self.iter_args(s, ctx, body_ctx)
         body = tuple(self.block(s.body, body_ctx))
-        rvs = tuple(self.retyped(rv, ia.var.type, ctx) for rv, ia in zip(s.return_vars, iter_args))
+        rvs = tuple(retyped(rv, ia.var.type, ctx) for rv, ia in zip(s.return_vars, iter_args))
         out.append(
             replace(s, start=start, stop=stop, step=step, iter_args=iter_args, body=body, return_vars=rvs)
         )
@@ -315,7 +329,7 @@ class Lowerer:
         iter_args = self.iter_args(s, ctx, body_ctx)
         cond = substitute(s.condition, body_ctx)
         body = tuple(self.block(s.body, body_ctx))
-        rvs = tuple(self.retyped(rv, ia.var.type, ctx) for rv, ia in zip(s.return_vars, iter_args))
+        rvs = tuple(retyped(rv, ia.var.type, ctx) for rv, ia in zip(s.return_vars, iter_args))
         out.append(replace(s, condition=cond, iter_args=iter_args, body=body, return_vars=rvs))
 
     # ------------------------------------------------------------ emission helpers

@@ -34,7 +34,7 @@ from pypto_egg.ir.stmt import (
 from pypto_egg.ir.types import MemorySpace, TileType, Type
 from pypto_egg.passes import diagnostics as diag
 
-from .lower import first_yield, substitute
+from .lower import if_results, retyped, substitute
 
 Ctx = dict[int, Expr]
 _FRACTAL_ROWS = 16
@@ -157,23 +157,11 @@ class _Narrower:
         cond = substitute(s.condition, ctx)
         then_body = tuple(self.block(s.then_body, dict(ctx)))
         else_body = tuple(self.block(s.else_body, dict(ctx))) if s.else_body is not None else None
-        y = first_yield(then_body) or (first_yield(else_body) if else_body is not None else None)
-        rvs = tuple(
-            self.retyped(rv, type_of(y.values[i]) if y is not None and i < len(y.values) else rv.type, ctx)
-            for i, rv in enumerate(s.return_vars)
-        )
+        rvs = if_results(s, then_body, else_body, ctx)
         unchanged = cond is s.condition and same(then_body, s.then_body) and same(else_body, s.else_body)
         out.append(
             s if unchanged and same(rvs, s.return_vars) else IfStmt(cond, then_body, else_body, rvs, s.span)
         )
-
-    @staticmethod
-    def retyped(v: Var, ty: Type, ctx: Ctx) -> Var:
-        if v.type == ty:
-            return v
-        nv = Var(v.name, ty, v.span)
-        ctx[v.uid] = nv
-        return nv
 
     # ------------------------------------------------------------ loops
 
@@ -197,7 +185,7 @@ class _Narrower:
             [type_of(v) for v in y.values] if y is not None and len(y.values) == len(iter_args) else None
         )
         rvs = tuple(
-            self.retyped(rv, rv_types[i] if rv_types is not None else ia.var.type, ctx)
+            retyped(rv, rv_types[i] if rv_types is not None else ia.var.type, ctx)
             for i, (rv, ia) in enumerate(zip(s.return_vars, iter_args))
         )
         if (

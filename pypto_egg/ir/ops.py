@@ -508,9 +508,6 @@ def _scalar_cast(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
     dtype = kw.get("target_type")
     if not isinstance(dtype, DataType):
         raise TypeDeductionError(f"{op} needs a target dtype, e.g. pl.cast(x, pl.INDEX)")
-    src = type_of(args[0])
-    if isinstance(src, TileType):
-        return _elementwise_result(src, dtype)
     return ScalarType(dtype)
 
 

@@ -102,9 +102,6 @@ class ScopeStmt:
     span: Span | None = field(default=None, compare=False)
     args: tuple[Expr, ...] = ()
 
-    def kwarg(self, name: str, default: Any = None) -> Any:
-        return next((v for k, v in self.kwargs if k == name), default)
-
 
 @dataclass(frozen=True, slots=True)
 class BreakStmt:
