@@ -46,4 +46,6 @@ class DefaultCostModel:
             "PackedDrain",
         ):  # a packed chain's allocation and drain replace the generic ones
             return 0.2
+        if op == "AsView":  # a legacy transpose read as a view replaces its materialising lowering
+            return 0.3
         return 0.5 if op == "Forward" else 1.0

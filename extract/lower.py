@@ -199,7 +199,7 @@ class Lowerer:
             "LoadCollapsed": self.load_collapsed, "StorePartition": self.store, "StorePartitionFlat": self.store,
             "Alloc": self.alloc, "AssembleFold": self.assemble, "Reshape2D": self.reshape,
             "Transpose2D": self.transpose_2d, "TransposeUnroll": self.transpose_unroll, "Fail": self.fail,
-            "Rededuce": self.rededuce,
+            "Rededuce": self.rededuce, "AsView": self.as_view,
         }  # fmt: skip
 
     def _collect_vars(self) -> None:
@@ -497,6 +497,11 @@ class Lowerer:
                             s.span, out)  # fmt: skip
         args = (x, call.args[1], call.args[2], scratch)
         self.bind(s, self.recreate(call, args, s), ctx, out)
+
+    def as_view(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
+        """B-100: a legacy transpose read only by batched matmuls is the zero-copy view of its source."""
+        view = make_call("tile.transpose_view", (substitute(call.args[0], ctx),), span=call.span)
+        self.bind(s, view, ctx, out)
 
     def transpose_unroll(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         nb, a, b = (as_int(x) for x in plan.args[:3])

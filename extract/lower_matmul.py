@@ -130,8 +130,7 @@ class MatmulLowerer(Lowerer):
 
         reloads = {(r[1], r[2]): r[3:] for r in self.facts("BReload") if r[0] == sid}
         bases = {r[1]: r[2] for r in self.facts("BmmBaseRow") if r[0] == sid}
-        bmm_row = next(r for r in self.facts("BmmRow") if r[0] == sid)
-        views = {0: as_int(bmm_row[4]), 1: as_int(bmm_row[5])}
+        views = {as_int(r[1]) for r in self.facts("ViewOperand") if r[0] == sid}
 
         def page(side: int, i: int, b: int, operand: Expr) -> Var:
             label = "lhs" if side == 0 else "rhs"
@@ -145,7 +144,7 @@ class MatmulLowerer(Lowerer):
                 load_args = (view, self.tuple_of(pos, call), window, window)
                 load = make_call("tile.load", load_args, dict(base.kwargs), base.attrs, span)
                 loaded = self.emit(f"{label}_pbload_{b}", load, s.span, out)
-                if views[side]:
+                if side in views:
                     view_of = make_call("tile.transpose_view", (loaded,), span=span)
                     return self.emit(f"{label}_pbview_{b}", view_of, s.span, out)
                 return loaded

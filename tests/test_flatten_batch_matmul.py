@@ -421,3 +421,75 @@ class P:
         PassError, match=r"tile.batch_matmul_acc expects acc to be 2D after flatten, got rank 3"
     ):
         passes.flatten_tile_nd_to_2d()(pl.parse(src))
+
+
+def _printed(program: pl.Program) -> str:
+    from pypto_egg.ir.printer import python_print
+
+    return python_print(program)
+
+
+@pytest.mark.parametrize("axes", ["1, 2", "2, 1", "-1, -2", "-2, -1"])
+def test_b100_a_legacy_transpose_feeding_only_batched_matmuls_is_dropped_for_its_view(axes: str):
+    """B-100 (D-7 of docs/differences.md): the 3-operand tile.transpose is not materialised; the batched
+    matmul reads its source through the zero-copy view, exactly as the canonical transpose_view form."""
+    body = "c = pl.tile.batch_matmul(ta, bt)\nout = pl.store(c, [0, 0, 0], out)\nreturn out"
+    legacy = bmm_program(
+        [2, 16, 32], [2, 16, 32], f"bt = pl.tile.transpose(tb, {axes})\n" + body, [2, 16, 16]
+    )
+    view = bmm_program([2, 16, 32], [2, 16, 32], "bt = pl.tile.transpose_view(tb)\n" + body, [2, 16, 16])
+    after = flatten(legacy)
+    assert "tile.transpose" not in ops(after)  # no copy, no scratch
+    assert _printed(after) == _printed(flatten(view))
+
+
+def test_b100_a_legacy_transpose_with_another_use_is_materialised_and_paged_by_rows():
+    """Not batch-matmul-only: the transpose is lowered per page (B-104) and the result is a plain operand."""
+    before = bmm_program([2, 16, 32], [2, 16, 32],
+                         "bt = pl.tile.transpose(tb, 1, 2)\nc = pl.tile.batch_matmul(ta, bt)\n"
+                         "e = pl.tile.exp(bt)\nout = pl.store(c, [0, 0, 0], out)\nreturn out", [2, 16, 16])  # fmt: skip
+    after = flatten(before)
+    assert ops(after).count("tile.transpose") == 2 and "tile.transpose_view" not in ops(after)
+    rhs = [s.value for s in assigns(after) if s.var.name.startswith("rhs_slice_")]
+    assert [[d.value for d in c.args[2].elements] for c in rhs] == [[0, 0], [32, 0]]
+
+
+def test_b100_a_legacy_transpose_of_a_2d_operand_is_its_view_broadcast_to_every_page():
+    before = bmm_program([2, 16, 32], [16, 32],
+                         "bt = pl.tile.transpose(tb, 0, 1)\nc = pl.tile.batch_matmul(ta, bt)\n"
+                         "out = pl.store(c, [0, 0, 0], out)\nreturn out", [2, 16, 16])  # fmt: skip
+    after = flatten(before)
+    bt = next(s for s in assigns(after) if s.var.name == "bt")
+    assert bt.value.op == "tile.transpose_view" and "tile.transpose" not in ops(after)
+    rhs = [s.value for s in assigns(after) if s.var.name.startswith("rhs_slice_")]
+    assert all(c.args[0] is bt.var and [d.value for d in c.args[2].elements] == [0, 0] for c in rhs)
+
+
+def test_b100_b138_a_legacy_transpose_over_the_mat_budget_is_reloaded_with_a_view_per_batch():
+    src = """
+import pypto_egg.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, a: pl.Tensor[[4, 128, 256], pl.FP32], b: pl.Tensor[[4, 128, 256], pl.FP32],
+             out: pl.Out[pl.Tensor[[4, 128, 128], pl.FP32]]) -> pl.Tensor[[4, 128, 128], pl.FP32]:
+        ta = pl.load(a, [0, 0, 0], [4, 128, 256])
+        tb = pl.load(b, [0, 0, 0], [4, 128, 256])
+        bt = pl.tile.transpose(tb, 1, 2)
+        c = pl.tile.batch_matmul(ta, bt)
+        out = pl.store(c, [0, 0, 0], out)
+        return out
+"""
+    after = flatten(pl.parse(src), backend="Ascend910B", seeds=(0,))
+    names = [s.var.name for s in assigns(after)]
+    assert not {"ta", "tb", "bt"} & set(names)  # the whole loads and the transpose are dead (B-115)
+    assert sum(n.startswith("rhs_pbview_") for n in names) == 4 and "tile.transpose" not in ops(after)
+    view_src = "bt = pl.tile.transpose_view(tb)"
+    assert _printed(after) == _printed(
+        flatten(
+            pl.parse(src.replace("bt = pl.tile.transpose(tb, 1, 2)", view_src)),
+            backend="Ascend910B",
+            seeds=(0,),
+        )
+    )

@@ -52,6 +52,19 @@ def _product(values: list[int | None]) -> int:
     return out
 
 
+_TRANSPOSE_VIEW, _LEGACY_TRANSPOSE = 1, 2
+
+
+def _view_kind(call: Call) -> int:
+    """What an operand's definition is to the batched matmul: 1 a transpose_view, 2 a legacy tile.transpose
+    (3 or 4 operands; whether it swaps the last two axes is for the rules), 0 anything else."""
+    if call.op == "tile.transpose_view":
+        return _TRANSPOSE_VIEW
+    if call.op == "tile.transpose" and len(call.args) in (3, 4):
+        return _LEGACY_TRANSPOSE
+    return 0
+
+
 def _matmul_dtype_differs(lhs: TileType, rhs: TileType, result: object) -> bool:
     from ..ir.ops import _matmul_dtype
 
@@ -81,7 +94,7 @@ def batch_matmuls(enc: Encoding, fn: Function) -> None:
             for e in ops:
                 while isinstance(e, Var) and e.uid in defs and _safe_peelable(defs[e.uid]):
                     e = defs[e.uid].args[0]
-                view = isinstance(e, Var) and e.uid in defs and defs[e.uid].op == "tile.transpose_view"
+                view = _view_kind(defs[e.uid]) if isinstance(e, Var) and e.uid in defs else 0
                 peeled.append((e, view))
             for side, ((e, view), orig) in enumerate(zip(peeled, ops)):
                 base = e
@@ -96,7 +109,12 @@ def batch_matmuls(enc: Encoding, fn: Function) -> None:
                     if load is not None and load.op == "tile.load" and load_stmt
                     else -1
                 )
-                enc.rows["BmmBaseRow"].append((sid, side, base_sid))
+                if view == _LEGACY_TRANSPOSE and isinstance(
+                    e, Var
+                ):  # read through it or not: rules decide (B-100)
+                    enc.rows["BmmLegacyRow"].append((sid, side, e.uid, base_sid))
+                else:
+                    enc.rows["BmmBaseRow"].append((sid, side, base_sid))
                 if isinstance(orig, Var):
                     enc.rows["BmmOpVarRow"].append((sid, side, orig.uid))
             types = [type_of(e) for e, _ in peeled]
@@ -110,7 +128,7 @@ def batch_matmuls(enc: Encoding, fn: Function) -> None:
                     and nxt.value.args[0] is s.var and kind == 0):  # fmt: skip
                 store = nxt
             enc.rows["BmmRow"].append((
-                sid, kind, enc.dims(lt.shape), enc.dims(rt.shape), int(peeled[0][1]), int(peeled[1][1]),
+                sid, kind, enc.dims(lt.shape), enc.dims(rt.shape), peeled[0][1], peeled[1][1],
                 lt.nbytes if lt.nbytes is not None else -1, rt.nbytes if rt.nbytes is not None else -1,
                 enc.stmt_ids[id(store)] if store is not None else -1, int(_matmul_dtype_differs(lt, rt, s.var.type)),
             ))  # fmt: skip
