@@ -22,7 +22,7 @@ HELPERS = {
     "Ones", "Rev", "RevAcc", "TPages",
 }  # fmt: skip
 # Diagnostics the reference raises before others of the same statement.
-FAIL_PRIORITY = {"D-14": 1}
+FAIL_PRIORITY = {"D-14": 1, "D-02-BMM": 2, "BMM-ACC-DYN": 3}
 
 
 class CostModel(Protocol):

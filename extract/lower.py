@@ -566,6 +566,10 @@ def failure(s: Stmt, call: Call, plan: Term) -> Exception:
         return diag.dynamic_dim("tile.store partition window", var, span)
     if code == "D-02-TILE":
         return diag.dynamic_dim("tile.store tile operand", var, span)
+    if code == "D-02-BMM":
+        return diag.dynamic_dim(f"{call.op} {('lhs', 'rhs')[nums[0]]} dim {nums[1]}", var, span)
+    if code == "BMM-ACC-DYN":
+        return diag.acc_dims_not_static(type_of(call.args[0]), var, span)
     if code == "D-07":
         dst, src = type_of(call.args[0]), type_of(call.args[1])
         return diag.assemble_noncontiguous(src.shape, dst.shape, var, span)  # type: ignore[union-attr]

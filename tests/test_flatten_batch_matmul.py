@@ -493,3 +493,94 @@ class P:
             seeds=(0,),
         )
     )
+
+
+def _acc_program(lhs: list[int], rhs: list[int], acc: list[int], view: str = "tb") -> pl.Program:
+    zeros = ", ".join("0" for _ in acc)
+    body = ("bt = pl.tile.transpose_view(tb)\n" if view == "bt" else "") + (
+        f"acc = pl.tile.create({acc}, dtype=pl.FP32, target_memory=pl.Mem.Acc)\n"
+        f"d = pl.tile.batch_matmul_acc(acc, ta, {view})\nout = pl.store(d, [{zeros}], out)\nreturn out"
+    )
+    return bmm_program(lhs, rhs, body, acc)
+
+
+def test_b151_accumulator_operands_page_a_transpose_view_by_columns():
+    after = flatten(_acc_program([2, 16, 32], [2, 16, 32], [2, 16, 16], view="bt"))
+    rhs = [s.value for s in assigns(after) if s.var.name.startswith("rhs_slice_")]
+    assert [[d.value for d in c.args[2].elements] for c in rhs] == [[0, 0], [0, 16]]
+    assert all(c.args[0].name == "bt" for c in rhs)
+
+
+def test_b151_accumulator_operands_over_the_mat_budget_are_reloaded_per_batch():
+    before = _acc_program([2, 64, 2048], [2, 2048, 64], [2, 64, 64])  # 2 x 512 KiB of FP16 > 512 KiB of Mat
+    after = flatten(before, backend="Ascend910B", seeds=(0,))
+    names = [s.var.name for s in assigns(after)]
+    assert sum(n.startswith(("lhs_pbload_", "rhs_pbload_")) for n in names) == 4
+    assert not {"ta", "tb"} & set(names)  # the whole loads are dead (B-115)
+
+
+@pytest.mark.parametrize("side", ["lhs", "rhs"])
+def test_b132_b151_d02_a_dynamic_operand_dim_names_the_operand_and_the_axis(side: str):
+    src = """
+import pypto_egg.language as pl
+S = pl.dynamic("S")
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, a: pl.Tensor[[LHS], pl.FP16], b: pl.Tensor[[RHS], pl.FP16],
+             out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        ta = pl.load(a, [0, 0], [LHS])
+        tb = pl.load(b, [0, 0], [RHS])
+        acc = pl.tile.create([16, 16], dtype=pl.FP32, target_memory=pl.Mem.Acc)
+        d = pl.tile.batch_matmul_acc(acc, ta, tb)
+        out = pl.store(d, [0, 0], out)
+        return out
+"""
+    lhs, rhs = ("16, S", "S, 16") if side == "lhs" else ("16, 32", "32, S")
+    before = pl.parse(src.replace("LHS", lhs).replace("RHS", rhs))
+    with pytest.raises(
+        PassError, match=rf"dynamic \(non-constant\) dimension in tile.batch_matmul_acc {side} dim 1.*'d'"
+    ):
+        passes.flatten_tile_nd_to_2d()(before)
+
+
+def test_b152_a_dynamic_accumulator_is_rejected_with_its_shape():
+    src = """
+import pypto_egg.language as pl
+S = pl.dynamic("S")
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, a: pl.Tensor[[16, 32], pl.FP16], b: pl.Tensor[[32, 16], pl.FP16],
+             out: pl.Out[pl.Tensor[[S, 16], pl.FP32]]) -> pl.Tensor[[S, 16], pl.FP32]:
+        ta = pl.load(a, [0, 0], [16, 32])
+        tb = pl.load(b, [0, 0], [32, 16])
+        acc = pl.tile.create([S, 16], dtype=pl.FP32, target_memory=pl.Mem.Acc)
+        d = pl.tile.batch_matmul_acc(acc, ta, tb)
+        out = pl.store(d, [0, 0], out)
+        return out
+"""
+    with pytest.raises(
+        PassError, match=r"batch_matmul_acc expects static acc dims after flatten.*\[S, 16\].*'d'"
+    ):
+        passes.flatten_tile_nd_to_2d()(pl.parse(src))
+
+
+def test_b152_the_accumulator_is_the_broadcast_result_in_the_dsl():
+    """The row / column checks of B-152 are guaranteed by the op's type deduction (the accumulator is written
+    in place), so a mismatch is reported where the program is written."""
+    with pytest.raises(
+        pl.DSLError, match=r"acc \[2, 8, 16\] differs from the broadcast result \[4, 8, 16\] at axis 0"
+    ):
+        bmm_program([4, 8, 32], [4, 32, 16],
+                    "acc = pl.tile.create([2, 8, 16], dtype=pl.FP32, target_memory=pl.Mem.Acc)\n"
+                    "d = pl.tile.batch_matmul_acc(acc, ta, tb)\nout = pl.store(d, [0, 0, 0], out)\nreturn out",
+                    [2, 8, 16])  # fmt: skip
+
+
+def test_b134_two_dimensional_operands_are_one_page():
+    after = flatten(_acc_program([16, 32], [32, 16], [16, 16]))
+    mm = next(s.value for s in assigns(after) if s.value.op == "tile.matmul_acc")
+    assert mm.args[0].name == "acc" and len(mm.args) == 3

@@ -179,3 +179,78 @@ def test_d30_r21_an_accumulator_read_as_one_flat_tile_is_rejected():
                          "out = pl.store(e, [0, 0, 0], out)\nreturn out", [2, 16, 64])  # fmt: skip
     with pytest.raises(PassError, match=r"consumed by an op that reads it as one flat tile"):
         passes.flatten_tile_nd_to_2d()(before)
+
+
+def _one_call(
+    acc_def: str, after: str = "out = pl.store(d, [0, 0, 0], out)", extra: str = "", out=(2, 16, 64)
+):
+    return bmm_program([2, 16, 32], [2, 32, 64], f"{acc_def}\nd = pl.tile.batch_matmul_acc(acc, ta, tb)\n{after}\n"
+                       "return out", list(out), extra=extra)  # fmt: skip
+
+
+CREATE = "acc = pl.tile.create([2, 16, 64], dtype=pl.FP32, target_memory=pl.Mem.Acc)"
+ACC_T = "pl.Tile[[2, 16, 64], pl.FP32, pl.Mem.Acc]"
+
+
+@pytest.mark.parametrize(
+    ("case", "before", "reason"),
+    [
+        (
+            "R2",
+            lambda: bmm_program(
+                [2, 16, 32],
+                [2, 32, 64],
+                f"{CREATE}\nd = pl.tile.batch_matmul_acc(acc, ta, tb)\n"
+                "e: pl.Tile[[4, 8, 64], pl.FP32, pl.Mem.Acc] = d\n"
+                "f = pl.tile.batch_matmul_acc(e, xa, xb)\nout = pl.store(f, [0, 0, 0], out)\nreturn out",
+                [4, 8, 64],
+                extra=", xa: pl.Tile[[4, 8, 32], pl.FP16], xb: pl.Tile[[4, 32, 64], pl.FP16]",
+            ),
+            "the same accumulator is written by two tile.batch_matmul_acc calls with different batch geometries",
+        ),
+        (
+            "R9",
+            lambda: _one_call("", extra=f", acc: {ACC_T}"),
+            "the accumulator reaches a function parameter or a control-flow carry this pass cannot retype",
+        ),
+        (
+            "R10",
+            lambda: _one_call(
+                CREATE,
+                "e: pl.Tile[[32, 64], pl.FP32, pl.Mem.Acc] = d\nout = pl.store(e, [0, 0], out)",
+                out=(32, 64),
+            ),
+            "an SSA name for the accumulator does not carry its 3-D shape, so the chain is not one buffer",
+        ),
+        (
+            "R11",
+            lambda: _one_call(
+                CREATE,
+                "e: pl.Tile[[2, 16, 64], pl.FP32, pl.Mem.Acc, pl.TileView(valid_shape=[2, 8, 64])]"
+                " = d\nout = pl.store(e, [0, 0, 0], out)",
+            ),
+            "the accumulator carries a partial valid_shape",
+        ),
+        (
+            "R13",
+            lambda: _one_call("acc = pl.tile.create([2, 16, 64], dtype=pl.FP32, target_memory=pl.Mem.Vec)"),
+            "the accumulator is annotated to live in Vec memory, but only the matrix unit writes Acc (L0C)",
+        ),
+        (
+            "R19",
+            lambda: _one_call(CREATE, "out = pl.store(d, [0, 0, 0], out, [2, 16, 64])"),
+            "stored through a tile.store whose window this pass cannot split into one store per batch page",
+        ),
+    ],
+)
+def test_d30_each_chain_rejection_names_its_reason_and_the_packing_rationale(case, before, reason):
+    """behaviours.md §3.5 D-30, R2 and R9..R19: a 64-column chain cannot fall back to row packing, so every
+    failing check is fatal; the message names the page geometry, the reason and the column-packing rationale."""
+    with pytest.raises(PassError) as info:
+        passes.flatten_tile_nd_to_2d()(before())
+    text = str(info.value)
+    assert text.startswith(
+        "tile.batch_matmul_acc: cannot lower a batch-2 accumulator of 16x64 FP32 pages, because "
+    )
+    assert reason in text and "one 16x128 Acc (L0C) tile" in text
+    assert "variable 'd'" in text

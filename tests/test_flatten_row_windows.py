@@ -14,8 +14,14 @@ from helpers import flatten
 def windows(
     acc: list[int], win: list[int], off: list[int], back: list[int] | None = None, store: str = "[0, 0]"
 ):
+    return pl.parse(_source(acc, win, off, back, store))
+
+
+def _source(
+    acc: list[int], win: list[int], off: list[int], back: list[int] | None = None, store: str = "[0, 0]"
+) -> str:
     back = back or off
-    return pl.parse(f"""
+    return f"""
 import pypto_egg.language as pl
 
 @pl.program
@@ -29,7 +35,7 @@ class Before:
         acc_updated = pl.tile.assemble(acc, part, {back})
         result = pl.tile.store(acc_updated, {store}, out)
         return result
-""")
+"""
 
 
 def test_example4_row_windows_pack_columns_and_restore_store_rows():
@@ -127,3 +133,38 @@ def test_d41_packed_windows_over_the_l0c_budget_name_bytes_and_budget():
         match=r"the 4 packed 64x256 row windows need 262144 bytes of Acc \(L0C\), but this target's L0C holds 131072",
     ):
         passes.flatten_tile_nd_to_2d(backend="Ascend910B")(windows([256, 256], [64, 256], [64, 0]))
+
+
+def test_d41_r12_an_explicit_memref_on_the_parent_is_rejected():
+    before = pl.parse(
+        _source([32, 32], [16, 32], [16, 0]).replace(
+            "acc = pl.tile.create(",
+            'acc: pl.Tile[[32, 32], pl.FP32, pl.MemRef("mem_acc_0", 0, 4096)] = pl.tile.create(',
+        )
+    )
+    with pytest.raises(
+        PassError, match=r"has an explicitly bound MemRef whose physical layout cannot be repacked"
+    ):
+        passes.flatten_tile_nd_to_2d()(before)
+
+
+def test_d41_r15_a_parent_that_is_not_created_names_its_producer():
+    before = pl.parse(
+        _source([32, 32], [16, 32], [16, 0])
+        .replace("out: pl.Out", "z: pl.Tensor[[32, 32], pl.FP32], out: pl.Out")
+        .replace("acc = pl.tile.create([32, 32], pl.FP32)", "acc = pl.load(z, [0, 0], [32, 32])")
+    )
+    with pytest.raises(
+        PassError, match=r"the parent accumulator is produced by tile.load; row-window packing"
+    ):
+        passes.flatten_tile_nd_to_2d()(before)
+
+
+def test_d41_r9_a_parent_parameter_is_rejected():
+    before = pl.parse(
+        _source([32, 32], [16, 32], [16, 0])
+        .replace("out: pl.Out", "acc: pl.Tile[[32, 32], pl.FP32], out: pl.Out")
+        .replace("        acc = pl.tile.create([32, 32], pl.FP32)\n", "")
+    )
+    with pytest.raises(PassError, match=r"reaches a function parameter or a control-flow carry"):
+        passes.flatten_tile_nd_to_2d()(before)

@@ -38,7 +38,7 @@ RELATIONS: dict[str, int] = {
     "LoadRow": 12, "StoreRow": 5, "AllocRow": 2, "AssembleRow": 4, "ReshapeRow": 2, "TransposeRow": 5,
     "GenericRow": 4, "CapacityRow": 2, "BmmRow": 10, "BudgetRow": 1, "StmtVarRow": 2, "RefRow": 4, "DefRow": 3,
     "SafeRow": 1, "BmmBaseRow": 3, "BmmLegacyRow": 4, "BmmOpVarRow": 3, "AliasRow": 2, "AccVarRow": 6, "DefKindRow": 2, "UseKindRow": 3,
-    "PoisonRow": 1, "BmmAccRow": 2, "AccBudgetRow": 1, "SliceRow": 6, "InsertRow": 5,
+    "PoisonRow": 1, "MemRefRow": 1, "BmmAccRow": 2, "AccBudgetRow": 1, "SliceRow": 6, "InsertRow": 5,
 }  # fmt: skip
 BMM_OPS = ("tile.batch_matmul", "tile.batch_matmul_acc")
 _INT64_MAX = 2**63 - 1

@@ -262,6 +262,8 @@ def accumulator_facts(enc: Encoding, fn: Function) -> None:
                       for a, b in zip(t.valid_shape, t.shape))  # fmt: skip
         mem = t.memory.value if t.memory is not None else "none"
         rows["AccVarRow"].append((v.uid, enc.dims(t.shape), t.dtype.nbytes, mem, int(partial), int(static)))
+        if t.memref is not None:
+            rows["MemRefRow"].append((v.uid,))
 
     def use(e: object, kind: str, sid: int = -1) -> None:
         refs: list[int] = []

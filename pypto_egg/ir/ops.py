@@ -435,10 +435,26 @@ def _batch_matmul(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
 
 
 def _batch_matmul_acc(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    """The accumulator is written in place: its shape is the broadcast result's, checked where static."""
     acc = _tile(op, args, 0, "acc")
     a = _tile(op, args, 1, "lhs")
     b = _tile(op, args, 2, "rhs")
+    if acc.rank < 2 or a.rank < 2 or b.rank < 2:
+        raise TypeDeductionError(f"{op}: acc, lhs and rhs must be at least 2-D")
     _check_k(op, a, b)
+    batch = broadcast_batch(op, a.shape[:-2], b.shape[:-2])
+    expected = (*batch, a.shape[-2], b.shape[-1])
+    if acc.rank != len(expected):
+        raise TypeDeductionError(
+            f"{op}: acc {fmt_shape(acc.shape)} must have the rank of the broadcast result {fmt_shape(expected)}"
+        )
+    for i, (x, y) in enumerate(zip(acc.shape, expected)):
+        sx, sy = static_int(x), static_int(y)
+        if sx is not None and sy is not None and sx != sy:
+            raise TypeDeductionError(
+                f"{op}: acc {fmt_shape(acc.shape)} differs from the broadcast result {fmt_shape(expected)} "
+                f"at axis {i} ({sx} != {sy}); the accumulator is written in place"
+            )
     return make_tile_type(acc.shape, acc.dtype, acc.memory or MemorySpace.Acc, acc.view, acc.memref)
 
 

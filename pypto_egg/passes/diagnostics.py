@@ -8,6 +8,7 @@ from ..errors import InternalError, PassError
 from ..ir.expr import Expr
 from ..ir.ops import fmt_shape
 from ..ir.span import Span
+from ..ir.types import TileType
 
 PASS = "FlattenTileNdTo2D"
 DYNAMIC_REMEDY = (
@@ -47,6 +48,15 @@ def dynamic_dim(context: str, var: str | None, span: Span | None) -> PassError:
         f"{PASS}: found a dynamic (non-constant) dimension in {context}, but flattening >2D tiles to 2D requires "
         f"every tile dimension to be a compile-time constant. A pl.dynamic dimension has no static bound and "
         f"cannot back a tile dimension directly. {DYNAMIC_REMEDY}{where(var, span)}"
+    )
+
+
+def acc_dims_not_static(acc: object, var: str | None, span: Span | None) -> PassError:
+    """B-152: the per-page windows of an accumulator need its flattened dims."""
+    shape = fmt_shape(acc.shape) if isinstance(acc, TileType) else "?"
+    return PassError(
+        f"{PASS}: tile.batch_matmul_acc expects static acc dims after flatten, but the accumulator is {shape}; "
+        f"allocate it with a static shape (pl.tile.create([...], ...) with constant dims){where(var, span)}"
     )
 
 
@@ -199,7 +209,7 @@ _CHAIN_REASONS = {
     "R10": "an SSA name for the accumulator does not carry its {rank}-D shape, so the chain is not one buffer",
     "R11": "the accumulator carries a partial valid_shape, which has no equivalent once the pages sit side by side "
            "in one tile",
-    "R13": "the accumulator is annotated to live in a memory other than Acc, but only the matrix unit writes Acc (L0C)",
+    "R13": "the accumulator is annotated to live in {op} memory, but only the matrix unit writes Acc (L0C)",
     "R16": "the accumulator is produced by {op}, which cannot write Acc (L0C) at all -- only the matrix unit writes "
            "that memory, and no target has a data path into it",
     "R19": "the accumulator is stored through a tile.store whose window this pass cannot split into one store per "
@@ -259,8 +269,9 @@ _ROW_REASONS = {
     "R8": "the {b} packed {r}x{c} row windows need {bytes} bytes of Acc (L0C), but this target's L0C holds {x} bytes",
     "R9": "the accumulator reaches a function parameter or a control-flow carry this pass cannot retype",
     "R11": "the accumulator carries a partial valid_shape, which has no equivalent once the windows sit side by side",
-    "R15": "the parent accumulator is produced by an op other than tile.create; row-window packing requires "
-           "tile.create followed by slice writebacks",
+    "R12": "the accumulator has an explicitly bound MemRef whose physical layout cannot be repacked",
+    "R15": "the parent accumulator is produced by {op}; row-window packing requires tile.create followed by slice "
+           "writebacks",
     "R17": "a row window does not have the common static row extent and an aligned row offset",
     "R18": "the slice assignment does not write a matmul_acc result back to its original window",
 }  # fmt: skip
@@ -279,7 +290,10 @@ def row_windows_rejected(
 ) -> PassError:
     """D-41: a seeded row-window chain that cannot be packed; `p` is the parent's rows, `x` the number the reason
     names (the other window height for R2W, the L0C budget for R8)."""
-    text = _ROW_REASONS.get(reason, reason).format(r=r, c=c, x=x, b=p // r if r else 0, bytes=p * c * 4)
+    reason, _, op = reason.partition(":")
+    text = _ROW_REASONS.get(reason, reason).format(
+        r=r, c=c, x=x, b=p // r if r else 0, bytes=p * c * 4, op=op or "a non-call value"
+    )
     return PassError(
         f"matmul_acc: cannot lower the shared accumulator's row slices because {text}. Use acc[...] = "
         f"pl.matmul_acc(acc[...], lhs, rhs, init_cond=...) with equal-size, aligned row windows of one locally "
