@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import textwrap
+from dataclasses import replace
+
 import pytest
 
 import pypto_egg.language as pl
@@ -236,3 +239,51 @@ class P:
         PassError, match=r"integer overflow when computing merged dimension in tile.create tile"
     ):
         passes.flatten_tile_nd_to_2d()(pl.parse(src))
+
+
+def _kernels(*bodies: str) -> pl.Program:
+    fns = "".join(
+        f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def k{i}(self, x: pl.Tensor[[2, 16, 32], pl.FP32], out: pl.Out[pl.Tensor[[2, 16, 32], pl.FP32]]) -> pl.Tensor[[2, 16, 32], pl.FP32]:
+{textwrap.indent(body.strip(), " " * 8)}
+"""
+        for i, body in enumerate(bodies)
+    )
+    return pl.parse(f"import pypto_egg.language as pl\n\n@pl.program\nclass P:{fns}")
+
+
+GOOD = "t = pl.load(x, [0, 0, 0], [2, 16, 32])\nu = pl.tile.exp(t)\nout = pl.store(u, [0, 0, 0], out)\nreturn out"
+BAD_LOWERING = "t = pl.load(x, [0, 0, 0], [2, 16, 32])\nv = pl.tile.transpose(t, 0, 1)\nreturn out"  # D-20
+BAD_PRE = "t = pl.load(x, [0, 0, 0], [2, 16, 32])\nv = pl.tile.read(t, [0, 0, 0])\nreturn out"  # D-03
+
+
+def test_b005_one_e_graph_serves_every_incore_function_and_each_is_lowered_as_alone():
+    program = _kernels(GOOD, GOOD.replace("tile.exp", "tile.neg"), GOOD)
+    together = passes.flatten_tile_nd_to_2d()
+    after = together(program)
+    assert len(together.reports) == 1 and together.reports[0].function == "k0, k1, k2"
+    from pypto_egg.ir.printer import python_print
+
+    for fn in program.functions:  # the same function as the pass gives it in a program of its own
+        alone = passes.flatten_tile_nd_to_2d()(replace(program, functions=(fn,)))
+        assert python_print(replace(after, functions=(after.function(fn.name),))) == python_print(alone)
+    flatten(program)  # and the interpreter agrees on both sides
+
+
+def test_b003_errors_come_in_function_order_across_the_shared_e_graph():
+    with pytest.raises(PassError, match=r"tile\.transpose"):  # k0's lowering error before k1's precondition
+        passes.flatten_tile_nd_to_2d()(_kernels(BAD_LOWERING, BAD_PRE))
+    with pytest.raises(PassError, match=r"tile\.read"):
+        passes.flatten_tile_nd_to_2d()(_kernels(GOOD, BAD_PRE, BAD_LOWERING))
+
+
+def test_functions_that_share_statement_objects_are_each_rewritten():
+    program = _kernels(GOOD)
+    twin = replace(program.functions[0], name="k1")
+    program = replace(program, functions=(program.functions[0], twin))
+    after = passes.flatten_tile_nd_to_2d()(program)
+    assert [d.value for d in after.functions[1].body[0].var.type.shape] == [32, 32]
+    from pypto_egg.ir.printer import python_print
+
+    assert python_print(after.functions[1]) == python_print(after.functions[0]).replace("def k0(", "def k1(")

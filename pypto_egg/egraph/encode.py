@@ -8,7 +8,7 @@ skeleton stays in Python: the lowering walks the same statements and reads each 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,6 +103,7 @@ class Encoding:
     statements: list[tuple[Stmt, Call]] = field(default_factory=list)
     others: dict[int, Expr] = field(default_factory=dict)  # OOther id -> expression
     bmm: dict[int, BmmInfo] = field(default_factory=dict)  # statement id -> batched matmul operands
+    function_sids: dict[str, range] = field(default_factory=dict)  # function name -> its statement ids
     _dims: dict[Any, int] = field(default_factory=dict)
     _lists: dict[tuple[int, ...], int] = field(default_factory=dict)
     _opnds: dict[tuple[Any, ...], int] = field(default_factory=dict)
@@ -313,15 +314,26 @@ def _cell(c: Any) -> str:
 
 def encode_function(fn: Function, backend: Backend | None) -> Encoding:
     """Requests for every assigned tile op; an evaluated call is only substituted and re-deduced (B-026)."""
+    return encode_functions((fn,), backend)
+
+
+def encode_functions(fns: Sequence[Function], backend: Backend | None) -> Encoding:
+    """The facts of several functions in one encoding, so one saturation serves them all. Statement ids,
+    variables and dimension terms are unique across the functions, and no rule relates two statements of
+    different functions except through the backend's budgets, which they share."""
     from .encode_matmul import accumulator_facts, batch_matmuls, operand_prescan
 
     enc = Encoding()
-    for s, call in walk_calls(fn.body):
-        if isinstance(s, AssignStmt):
-            enc.statement(s, call)
-    batch_matmuls(enc, fn)
-    operand_prescan(enc, fn)
-    accumulator_facts(enc, fn)
+    for fn in fns:
+        start = len(enc.statements)
+        for s, call in walk_calls(fn.body):
+            if isinstance(s, AssignStmt):
+                enc.statement(s, call)
+        batch_matmuls(enc, fn)
+        operand_prescan(enc, fn)
+        sids = range(start, len(enc.statements))
+        accumulator_facts(enc, fn, sids)
+        enc.function_sids[fn.name] = sids
     acc = backend.capacity.get(MemorySpace.Acc) if backend is not None else None
     enc.rows["AccBudgetRow"].append((acc if acc else _INT64_MAX,))
     for st, sid in ((st, sid) for sid, (st, _) in enumerate(enc.statements)):

@@ -246,7 +246,7 @@ def _own_yields(body: tuple[Stmt, ...]) -> list[YieldStmt]:
     return out
 
 
-def accumulator_facts(enc: Encoding, fn: Function) -> None:
+def accumulator_facts(enc: Encoding, fn: Function, sids: range | None = None) -> None:
     """The same-buffer alias graph of the function (B-170) as facts: edges, how each variable is defined and
     used, and its type. The rules find the chains (connected components) and decide how each is packed."""
     rows = enc.rows
@@ -396,7 +396,8 @@ def accumulator_facts(enc: Encoding, fn: Function) -> None:
         var_info(p.var)
         rows["PoisonRow"].append((p.var.uid,))
     walk(fn.body)
-    for sid, (_, call) in enumerate(enc.statements):
+    for sid in sids if sids is not None else range(len(enc.statements)):
+        call = enc.statements[sid][1]
         if call.op == "tile.batch_matmul_acc" and isinstance(call.args[0], Var):
             var_info(call.args[0])
             rows["BmmAccRow"].append((sid, call.args[0].uid))

@@ -24,7 +24,7 @@ from ..errors import RuleError, ScheduleLimitError, UserError
 from ..extract import ClassId, EGraphView, Extraction, Term, extract_roots
 from ..extract.cost import CostModel
 from ..ir.stmt import Program
-from .encode import Encoding, encode_function
+from .encode import Encoding, encode_functions
 from .report import RunReport
 from .rules import RuleFile, load_rule_file, read_rule_files, run_text, schedule_text, shipped_rule_files
 
@@ -86,7 +86,7 @@ class _LoadedRules:
     A function's facts go on top of it between `(push)` and `(pop)`."""
 
     def __init__(self, rule_files: list[RuleFile]) -> None:
-        self.facts_dir = tempfile.TemporaryDirectory(prefix="pypto-egg-facts-")
+        self.facts_dir = tempfile.TemporaryDirectory(prefix="pypto-egg-facts-", dir=_facts_root())
         self.egraph = eb.EGraph(fact_directory=self.facts_dir.name)
         for rf in rule_files:
             load_rule_file(self.egraph, rf)
@@ -170,8 +170,15 @@ def loaded_rules(rule_files: list[RuleFile]) -> _LoadedRules:
     return own.rules[key]
 
 
+def _facts_root() -> str | None:
+    """Where fact files are written: a memory file system when there is one (a write there costs a tenth of
+    one on disk, and a function's facts are read once), else the system's temporary folder."""
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+
+
 class FlattenEGraph:
-    """Encode a function of `program`, load the rules, and run them.
+    """Encode one function of `program` (or several, into one e-graph), load the rules, and run them.
 
     >>> eg = FlattenEGraph(program, "main_incore_0", backend="Ascend910B")
     >>> report = eg.saturate()
@@ -181,7 +188,7 @@ class FlattenEGraph:
     def __init__(
         self,
         program: Program,
-        function_name: str,
+        function_name: str | Sequence[str],
         backend: str | Backend | None = None,
         extra_rules: Sequence[str | Path] = (),
         limits: Limits | None = None,
@@ -190,14 +197,16 @@ class FlattenEGraph:
     ) -> None:
         """`reuse_rules`: put the facts on the owner thread's already-loaded rules (only on that thread, see
         `run_on_owner`; call `close()` when done) instead of loading the rules into an e-graph of its own."""
+        names = [function_name] if isinstance(function_name, str) else list(function_name)
         self.program = program
-        self.function = program.function(function_name)
+        self.functions = [program.function(n) for n in names]
+        self.function = self.functions[0]
         self.backend = get_backend(backend)
         self.limits = limits or Limits()
         self.cost_model = cost_model
-        self.report = RunReport(function_name)
+        self.report = RunReport(", ".join(names))
         t0 = time.perf_counter()
-        self.encoding: Encoding = encode_function(self.function, self.backend)
+        self.encoding: Encoding = encode_functions(self.functions, self.backend)
         self.report.times["encode"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         self.rule_files: list[RuleFile] = shipped_rule_files()
@@ -214,7 +223,7 @@ class FlattenEGraph:
             facts_dir = Path(shared.facts_dir.name)
             run_text(self.egraph, "(push)", "<push>")
         else:
-            self._own_facts = tempfile.TemporaryDirectory(prefix="pypto-egg-facts-")
+            self._own_facts = tempfile.TemporaryDirectory(prefix="pypto-egg-facts-", dir=_facts_root())
             facts_dir = Path(self._own_facts.name)
             self.egraph = eb.EGraph(fact_directory=self._own_facts.name)
             for rf in self.rule_files:

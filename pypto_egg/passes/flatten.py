@@ -1,4 +1,5 @@
-"""The FlattenTileNdTo2D pass: preconditions → encode → saturate → extract → lower → verify, per function."""
+"""The FlattenTileNdTo2D pass: preconditions → encode → saturate → extract → lower → verify; one e-graph holds
+every InCore function of a program that has something to flatten."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..backend import Backend, get_backend
+from ..egraph.encode import walk_calls
 from ..egraph.engine import FlattenEGraph, Limits, run_on_owner
 from ..egraph.report import RunReport
+from ..errors import PassError
+from ..extract.narrow_carry import narrow_acc_carries
 from ..ir.stmt import Function, Program
 from .preconditions import check_preconditions
 from .properties import IRProperty
@@ -52,7 +56,35 @@ class FlattenTileNdTo2D:
 
     def __call__(self, program: Program) -> Program:
         self.reports = []
-        functions = tuple(self.transform(program, fn) for fn in program.functions)
+        out: dict[int, Function] = {}
+        batches: list[list[int]] = [[]]  # function indices that share one e-graph
+        seen: set[int] = set()  # the statements of the current batch, by identity
+        failed: PassError | None = None
+        for i, fn in enumerate(program.functions):
+            if not fn.type.is_incore:
+                out[i] = fn
+                continue
+            try:
+                check_preconditions(fn)
+            except PassError as e:  # the functions before it are rewritten (and may fail) first, in order
+                failed = e
+                break
+            if self.skip_trivial and nothing_to_flatten(fn):
+                out[i] = narrow_acc_carries(retouch(fn))
+                continue
+            ids = {id(s) for s, _ in walk_calls(fn.body)}
+            if ids & seen:  # a function copied from another: the encoder keys statements by identity
+                batches.append([])
+                seen = set()
+            batches[-1].append(i)
+            seen |= ids
+        for batch in batches:
+            if batch:
+                fns = [program.functions[i] for i in batch]
+                out.update(zip(batch, run_on_owner(self.rewrite, program, fns)))
+        if failed is not None:
+            raise failed
+        functions = tuple(out[i] for i in range(len(program.functions)))
         if all(a is b for a, b in zip(functions, program.functions)):
             return program
         result = replace(program, functions=functions)
@@ -61,33 +93,35 @@ class FlattenTileNdTo2D:
         return result
 
     def transform(self, program: Program, fn: Function) -> Function:
+        """One function on its own (the program's other functions are not touched)."""
         if not fn.type.is_incore:
             return fn
         check_preconditions(fn)
-        from pypto_egg.extract.narrow_carry import narrow_acc_carries
-
         if self.skip_trivial and nothing_to_flatten(fn):
             return narrow_acc_carries(retouch(fn))
-        return run_on_owner(self.rewrite, program, fn)
+        return run_on_owner(self.rewrite, program, [fn])[0]
 
-    def rewrite(self, program: Program, fn: Function) -> Function:
-        """Encode, saturate, extract and lower one function (on the e-graph owner thread)."""
+    def rewrite(self, program: Program, fns: list[Function]) -> list[Function]:
+        """Encode, saturate and extract the functions together in one e-graph, then lower each in order
+        (on the e-graph owner thread)."""
         from pypto_egg.extract.lower import failure
         from pypto_egg.extract.lower_matmul import MatmulLowerer
-        from pypto_egg.extract.narrow_carry import narrow_acc_carries
 
         with FlattenEGraph(
-            program, fn.name, self.backend, self.extra_rules, self.limits, reuse_rules=True
+            program, [fn.name for fn in fns], self.backend, self.extra_rules, self.limits, reuse_rules=True
         ) as eg:
             eg.saturate()
             plans = eg.plans()
-            # the contiguity precondition (D-07) is a rule decision, reported before any lowering error
-            for sid, (stmt, call) in enumerate(eg.encoding.statements):
-                plan = plans.get(sid)
-                if call.op == "tile.assemble" and plan is not None and plan.op == "Fail":
-                    raise failure(stmt, call, plan)
             t0 = time.perf_counter()
-            lowered = narrow_acc_carries(MatmulLowerer(fn, eg.encoding, plans, eg.facts).run())
+            lowered = []
+            for fn in fns:
+                # the contiguity precondition (D-07) is a rule decision, reported before any lowering error
+                for sid in eg.encoding.function_sids[fn.name]:
+                    stmt, call = eg.encoding.statements[sid]
+                    plan = plans.get(sid)
+                    if call.op == "tile.assemble" and plan is not None and plan.op == "Fail":
+                        raise failure(stmt, call, plan)
+                lowered.append(narrow_acc_carries(MatmulLowerer(fn, eg.encoding, plans, eg.facts).run()))
             eg.report.times["lower"] = time.perf_counter() - t0
         self.reports.append(eg.report)
         return lowered
