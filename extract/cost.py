@@ -19,7 +19,7 @@ INF = math.inf
 HANDLES = {"DimOf", "DimsOf", "OpndsOf"}
 HELPERS = {
     "Rows", "RowsFrom", "LastDim", "Init", "Flat", "MergeValid", "VRow", "VRowAcc", "RowOff", "RowOffFrom", "Off2D",
-    "Ones", "Rev", "RevAcc", "TPages",
+    "Ones", "Rev", "RevAcc",
 }  # fmt: skip
 # Diagnostics the reference raises before others of the same statement.
 FAIL_PRIORITY = {"D-14": 1, "D-02-BMM": 2, "BMM-ACC-DYN": 3}

@@ -88,13 +88,6 @@ class TermDecoder:
             raise InternalError(f"cannot decode dimension list term {t}")
         return tuple(out)
 
-    def pages(self, t: Term | Any) -> list[tuple[int, int, int]]:
-        out = []
-        while isinstance(t, Term) and t.op == "PCons":
-            out.append((as_int(t.args[0]), as_int(t.args[1]), as_int(t.args[2])))
-            t = t.args[3]
-        return out
-
 
 def substitute(e: Expr, ctx: Ctx) -> Expr:
     """`e` with every mapped variable replaced; the same object when nothing changed."""
@@ -505,7 +498,8 @@ class Lowerer:
 
     def transpose_unroll(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         nb, a, b = (as_int(x) for x in plan.args[:3])
-        pages = self.decode.pages(plan.args[3])
+        sid = self.enc.stmt_ids[id(s)]
+        pages = sorted((as_int(r[1]), as_int(r[2]), as_int(r[3])) for r in self.facts("TPage") if r[0] == sid)
         x = substitute(call.args[0], ctx)
         xt = type_of(x)
         assert isinstance(xt, TileType)

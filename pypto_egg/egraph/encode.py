@@ -7,6 +7,7 @@ skeleton stays in Python: the lowering walks the same statements and reads each 
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from typing import Any
 
 from ..backend import Backend
 from ..errors import InternalError
-from ..ir.expr import BinOp, Call, ConstFloat, ConstInt, DynDim, Expr, MakeTuple, Var, type_of
+from ..ir.expr import BinOp, Call, ConstFloat, ConstInt, DynDim, Expr, MakeTuple, Var, static_int, type_of
 from ..ir.stmt import (
     AssignStmt,
     EvalStmt,
@@ -38,7 +39,7 @@ RELATIONS: dict[str, int] = {
     "LoadRow": 12, "StoreRow": 5, "AllocRow": 2, "AssembleRow": 4, "ReshapeRow": 2, "TransposeRow": 5,
     "GenericRow": 4, "CapacityRow": 2, "BmmRow": 10, "BudgetRow": 1, "StmtVarRow": 2, "RefRow": 4, "DefRow": 3,
     "SafeRow": 1, "BmmBaseRow": 3, "BmmLegacyRow": 4, "BmmOpVarRow": 3, "AliasRow": 2, "AccVarRow": 6, "DefKindRow": 2, "UseKindRow": 3,
-    "PoisonRow": 1, "MemRefRow": 1, "BmmAccRow": 2, "AccBudgetRow": 1, "SliceRow": 6, "InsertRow": 5,
+    "PoisonRow": 1, "PageIndexRow": 1, "MemRefRow": 1, "BmmAccRow": 2, "AccBudgetRow": 1, "SliceRow": 6, "InsertRow": 5,
 }  # fmt: skip
 BMM_OPS = ("tile.batch_matmul", "tile.batch_matmul_acc")
 _INT64_MAX = 2**63 - 1
@@ -312,6 +313,25 @@ def _cell(c: Any) -> str:
     return text
 
 
+def _page_bound(enc: Encoding) -> int:
+    """A bound on every page count the rules enumerate, so they take all pages in one step instead of one
+    step per page: batch pages and transpose pages are at most the batch product of an N-D tile, packed
+    drains likewise, and the row windows of a 2-D accumulator (16 rows or more each) at most its rows / 16.
+    Which of these indices are pages is still the rules' decision."""
+    bound = 1
+    for s, call in enc.statements:
+        types = [s.var.type if isinstance(s, AssignStmt) else call.type, *(type_of(a) for a in call.args)]
+        for t in types:
+            if not isinstance(t, TileType) or t.rank < 2:
+                continue
+            dims = [static_int(d) for d in t.shape]
+            if t.rank > 2 and all(d is not None for d in dims[:-2]):
+                bound = max(bound, math.prod(d for d in dims[:-2] if d is not None))
+            elif t.rank == 2 and dims[0] is not None:
+                bound = max(bound, dims[0] // 16)
+    return bound
+
+
 def encode_function(fn: Function, backend: Backend | None) -> Encoding:
     """Requests for every assigned tile op; an evaluated call is only substituted and re-deduced (B-026)."""
     return encode_functions((fn,), backend)
@@ -334,6 +354,7 @@ def encode_functions(fns: Sequence[Function], backend: Backend | None) -> Encodi
         sids = range(start, len(enc.statements))
         accumulator_facts(enc, fn, sids)
         enc.function_sids[fn.name] = sids
+    enc.rows["PageIndexRow"] = [(i,) for i in range(_page_bound(enc))]
     acc = backend.capacity.get(MemorySpace.Acc) if backend is not None else None
     enc.rows["AccBudgetRow"].append((acc if acc else _INT64_MAX,))
     for st, sid in ((st, sid) for sid, (st, _) in enumerate(enc.statements)):
