@@ -33,6 +33,34 @@ class ENode:
         return tuple(a for a in self.args if isinstance(a, ClassId))
 
 
+class _Relations(dict[str, list[tuple["ClassId | Prim", ...]]]):
+    """Relation rows by name, converted from egglog's frozen table on first access: a lowering reads a
+    handful of the relations, and the encoder's input tables are the largest."""
+
+    def __init__(self, frozen: dict[str, Any], convert: Callable[[str, Any], ClassId | Prim]) -> None:
+        super().__init__()
+        self._frozen = frozen
+        self._convert = convert
+
+    def __missing__(self, name: str) -> list[tuple[ClassId | Prim, ...]]:
+        fn = self._frozen.get(name)
+        if fn is None:
+            raise KeyError(name)
+        conv, sorts = self._convert, fn.input_sorts
+        rows = [tuple(conv(s, v) for s, v in zip(sorts, r.inputs)) for r in fn.rows]
+        self[name] = rows
+        return rows
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    def __contains__(self, name: object) -> bool:
+        return dict.__contains__(self, name) or name in self._frozen
+
+
 @dataclass
 class EGraphView:
     classes: dict[ClassId, list[ENode]] = field(default_factory=lambda: defaultdict(list))
@@ -48,9 +76,8 @@ class EGraphView:
 
     @classmethod
     def from_egraph(cls, egraph: eb.EGraph) -> EGraphView:
-        """Read every constructor row (skipping subsumed ones) and every relation row."""
+        """Read every constructor row (skipping subsumed ones); relation rows are read when asked for."""
         frozen = egraph.freeze()
-        view = cls()
         convert: dict[str, Callable[[Any], Prim]] = {
             "i64": egraph.value_to_i64, "f64": egraph.value_to_f64, "String": egraph.value_to_string,
             "bool": egraph.value_to_bool,
@@ -63,18 +90,20 @@ class EGraphView:
                 return str(v)
             return ClassId(v)
 
+        relations: dict[str, Any] = {}
+        classes: dict[ClassId, list[ENode]] = defaultdict(list)
         for name, fn in frozen.functions.items():
             if fn.output_sort in ("Unit", "unit") or fn.output_sort.startswith("@"):  # a relation
-                view.relations[name] = [
-                    tuple(arg(s, v) for s, v in zip(fn.input_sorts, r.inputs)) for r in fn.rows
-                ]
+                relations[name] = fn
                 continue
             if fn.output_sort in PRIMITIVE_SORTS:  # an analysis function (Len, NonContig, ...): not a term
                 continue
+            sorts = fn.input_sorts
+            prim = [s in PRIMITIVE_SORTS for s in sorts]
             for r in fn.rows:
                 if r.subsumed:
                     continue
+                args = tuple(arg(s, v) if p else ClassId(v) for s, v, p in zip(sorts, r.inputs, prim))
                 out = ClassId(r.output)
-                node = ENode(name, tuple(arg(s, v) for s, v in zip(fn.input_sorts, r.inputs)), out)
-                view.classes[out].append(node)
-        return view
+                classes[out].append(ENode(name, args, out))
+        return cls(classes, _Relations(relations, arg))

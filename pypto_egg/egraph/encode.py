@@ -105,6 +105,11 @@ class Encoding:
     others: dict[int, Expr] = field(default_factory=dict)  # OOther id -> expression
     bmm: dict[int, BmmInfo] = field(default_factory=dict)  # statement id -> batched matmul operands
     function_sids: dict[str, range] = field(default_factory=dict)  # function name -> its statement ids
+    # a bound on every page count the rules enumerate, so they take all pages in one step rather than one
+    # step per page: batch and transpose pages are at most the batch product of an N-D result, packed drains
+    # likewise, and the row windows of a 2-D accumulator (16 rows or more each) at most its rows / 16.
+    # Which of these indices are pages is still the rules' decision.
+    page_bound: int = 1
     _dims: dict[Any, int] = field(default_factory=dict)
     _lists: dict[tuple[int, ...], int] = field(default_factory=dict)
     _opnds: dict[tuple[Any, ...], int] = field(default_factory=dict)
@@ -218,6 +223,11 @@ class Encoding:
         self.statements.append((s, call))
         self.stmt_ids[id(s)] = sid
         result = s.var.type if isinstance(s, AssignStmt) else call.type
+        if isinstance(result, TileType) and result.rank >= 2:
+            dims = [static_int(d) for d in result.shape]
+            lead = dims[:-2] if result.rank > 2 else [(dims[0] or 0) // 16]
+            if None not in lead:
+                self.page_bound = max(self.page_bound, math.prod(lead))  # type: ignore[arg-type]
         op, args = call.op, call.args
         if op == "tile.load":
             self.load(sid, result, call)
@@ -290,46 +300,20 @@ class Encoding:
             rows = self.rows.get(rel, [])
             if not rows:  # an empty relation needs no file and no input
                 continue
-            lines = []
-            for r in rows:
-                if len(r) != arity:
-                    raise InternalError(f"{rel} row {r} has {len(r)} columns, expected {arity}")
-                lines.append("\t".join(_cell(c) for c in r))
-            (directory / f"{rel}.tsv").write_text("\n".join(lines) + "\n")
+            text = "\n".join(["\t".join(map(str, r)) for r in rows])
+            # a row of the wrong arity, or a cell holding a tab or newline, shows in the separator counts
+            if text.count("\t") != len(rows) * (arity - 1) or text.count("\n") != len(rows) - 1:
+                bad = next(
+                    (r for r in rows if len(r) != arity or any("\t" in str(c) or "\n" in str(c) for c in r))
+                )
+                raise InternalError(f"{rel} row {bad} is not {arity} tab-free cells")
+            (directory / f"{rel}.tsv").write_text(text + "\n")
             commands.append(f'(input {rel} "{rel}.tsv")')
         return commands
 
     @property
     def size(self) -> int:
         return sum(len(v) for v in self.rows.values())
-
-
-def _cell(c: Any) -> str:
-    if isinstance(c, float):
-        return repr(c)
-    text = str(c)
-    if "\t" in text or "\n" in text:
-        raise InternalError(f"fact cell {text!r} holds a tab or newline")
-    return text
-
-
-def _page_bound(enc: Encoding) -> int:
-    """A bound on every page count the rules enumerate, so they take all pages in one step instead of one
-    step per page: batch pages and transpose pages are at most the batch product of an N-D tile, packed
-    drains likewise, and the row windows of a 2-D accumulator (16 rows or more each) at most its rows / 16.
-    Which of these indices are pages is still the rules' decision."""
-    bound = 1
-    for s, call in enc.statements:
-        types = [s.var.type if isinstance(s, AssignStmt) else call.type, *(type_of(a) for a in call.args)]
-        for t in types:
-            if not isinstance(t, TileType) or t.rank < 2:
-                continue
-            dims = [static_int(d) for d in t.shape]
-            if t.rank > 2 and all(d is not None for d in dims[:-2]):
-                bound = max(bound, math.prod(d for d in dims[:-2] if d is not None))
-            elif t.rank == 2 and dims[0] is not None:
-                bound = max(bound, dims[0] // 16)
-    return bound
 
 
 def encode_function(fn: Function, backend: Backend | None) -> Encoding:
@@ -354,7 +338,7 @@ def encode_functions(fns: Sequence[Function], backend: Backend | None) -> Encodi
         sids = range(start, len(enc.statements))
         accumulator_facts(enc, fn, sids)
         enc.function_sids[fn.name] = sids
-    enc.rows["PageIndexRow"] = [(i,) for i in range(_page_bound(enc))]
+    enc.rows["PageIndexRow"] = [(i,) for i in range(enc.page_bound)]
     acc = backend.capacity.get(MemorySpace.Acc) if backend is not None else None
     enc.rows["AccBudgetRow"].append((acc if acc else _INT64_MAX,))
     for st, sid in ((st, sid) for sid, (st, _) in enumerate(enc.statements)):
