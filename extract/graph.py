@@ -40,13 +40,23 @@ class _Relations(dict[str, list[tuple["ClassId | Prim", ...]]]):
     def __init__(self, frozen: dict[str, Any], convert: Callable[[str, Any], ClassId | Prim]) -> None:
         super().__init__()
         self._frozen = frozen
-        self._convert = convert
+        self._names = frozenset(frozen)
+        self._convert: Callable[[str, Any], ClassId | Prim] | None = convert
+
+    def release(self) -> None:
+        """Drop the references to egglog's objects (they may only be dropped by the thread that made them);
+        the relations read so far stay readable."""
+        self._frozen = {}
+        self._convert = None
 
     def __missing__(self, name: str) -> list[tuple[ClassId | Prim, ...]]:
         fn = self._frozen.get(name)
         if fn is None:
+            if name in self._names:
+                raise RuntimeError(f"relation {name} was not read before its e-graph was closed")
             raise KeyError(name)
         conv, sorts = self._convert, fn.input_sorts
+        assert conv is not None
         rows = [tuple(conv(s, v) for s, v in zip(sorts, r.inputs)) for r in fn.rows]
         self[name] = rows
         return rows
@@ -58,13 +68,18 @@ class _Relations(dict[str, list[tuple["ClassId | Prim", ...]]]):
             return default
 
     def __contains__(self, name: object) -> bool:
-        return dict.__contains__(self, name) or name in self._frozen
+        return dict.__contains__(self, name) or name in self._names
 
 
 @dataclass
 class EGraphView:
     classes: dict[ClassId, list[ENode]] = field(default_factory=lambda: defaultdict(list))
     relations: dict[str, list[tuple[ClassId | Prim, ...]]] = field(default_factory=dict)
+
+    def release(self) -> None:
+        """Let go of egglog's objects, on the thread that owns them (see `_Relations.release`)."""
+        if isinstance(self.relations, _Relations):
+            self.relations.release()
 
     @property
     def num_classes(self) -> int:

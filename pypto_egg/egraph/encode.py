@@ -304,7 +304,7 @@ class Encoding:
             # a row of the wrong arity, or a cell holding a tab or newline, shows in the separator counts
             if text.count("\t") != len(rows) * (arity - 1) or text.count("\n") != len(rows) - 1:
                 bad = next(
-                    (r for r in rows if len(r) != arity or any("\t" in str(c) or "\n" in str(c) for c in r))
+                    r for r in rows if len(r) != arity or any("\t" in str(c) or "\n" in str(c) for c in r)
                 )
                 raise InternalError(f"{rel} row {bad} is not {arity} tab-free cells")
             (directory / f"{rel}.tsv").write_text(text + "\n")

@@ -246,6 +246,9 @@ class FlattenEGraph:
 
     def close(self) -> None:
         """Take this function's facts off the thread's shared rules (a no-op for an e-graph of its own)."""
+        view = getattr(self, "_view", None)
+        if view is not None:
+            view.release()
         if self._shared is not None:
             run_text(self.egraph, "(pop)", "<pop>")
             self._shared.in_use = False
