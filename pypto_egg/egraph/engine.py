@@ -90,6 +90,7 @@ class _LoadedRules:
         self.egraph = eb.EGraph(fact_directory=self.facts_dir.name)
         for rf in rule_files:
             load_rule_file(self.egraph, rf)
+        combine_stage_rulesets(self.egraph)
         self.in_use = False
 
 
@@ -228,6 +229,7 @@ class FlattenEGraph:
             self.egraph = eb.EGraph(fact_directory=self._own_facts.name)
             for rf in self.rule_files:
                 load_rule_file(self.egraph, rf)
+            combine_stage_rulesets(self.egraph)
         self.report.times["load rules"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         try:
@@ -280,25 +282,33 @@ class FlattenEGraph:
         return self.report
 
     def _run_stage(self, stage: Stage, deadline: float) -> _StageRun:
+        """Run one stage to saturation, a bounded chunk of iterations per egglog call. The stage's named
+        rulesets run as one combined ruleset (the same fixpoint as running them in turn), so a stage that
+        saturates within a chunk costs one call; the limits are checked between chunks."""
         body = " ".join(f"(run {r})" if r else "(run)" for r in stage.rulesets)
-        try:
-            commands = self.egraph.parse_program(f"(run-schedule {body})")
-        except eb.EggSmolError as e:
-            raise RuleError(f"rules/schedule.egg: {e}") from None
+        parts = [_combined_name(stage)] if any(stage.rulesets) else []
+        if "" in stage.rulesets:
+            parts.append("")  # the default ruleset (rules of user files) cannot be combined
         run = _StageRun()
         while True:
-            try:
-                outputs = self.egraph.run_program(*commands)
-            except BaseException as e:  # a missing ruleset panics (PanicException is not an Exception)
-                if isinstance(e, eb.EggSmolError) or type(e).__name__ == "PanicException":
-                    raise RuleError(f"rules/schedule.egg: running {body} failed: {e}") from None
-                raise
-            run.iterations += 1
-            report = getattr(outputs[0], "report")  # noqa: B009 - the bindings type the output as a union
-            for rule, n in report.num_matches_per_rule.items():
-                key = _rule_name(rule)
-                run.matches[key] = run.matches.get(key, 0) + n
-            if not report.updated:
+            changed = False
+            for part in parts:
+                chunk = max(1, min(_CHUNK, self.limits.max_iterations - run.iterations))
+                program = f"(run {part} {chunk})" if part else f"(run {chunk})"
+                try:
+                    outputs = self.egraph.run_program(*self.egraph.parse_program(program))
+                except BaseException as e:  # a missing ruleset panics (PanicException is not an Exception)
+                    if isinstance(e, eb.EggSmolError) or type(e).__name__ == "PanicException":
+                        raise RuleError(f"rules/schedule.egg: running {body} failed: {e}") from None
+                    raise
+                report = getattr(outputs[0], "report")  # noqa: B009 - the bindings type the output as a union
+                iterations = report.iterations
+                run.iterations += len(iterations)
+                for rule, n in report.num_matches_per_rule.items():
+                    key = _rule_name(rule)
+                    run.matches[key] = run.matches.get(key, 0) + n
+                changed |= bool(iterations) and iterations[-1].rule_set_report.changed
+            if not changed:
                 return run
             if run.iterations >= self.limits.max_iterations:
                 raise ScheduleLimitError(
@@ -309,13 +319,12 @@ class FlattenEGraph:
                 raise ScheduleLimitError(
                     f"saturation stopped at the time limit ({self.limits.timeout_s:g} s) in stage {body}."
                 )
-            if run.iterations % 8 == 0:
-                size = self._size()
-                if size > self.limits.max_enodes:
-                    raise ScheduleLimitError(
-                        f"saturation stopped at the e-node limit ({self.limits.max_enodes}, reached {size}) "
-                        f"in stage {body}."
-                    )
+            size = self._size()
+            if size > self.limits.max_enodes:
+                raise ScheduleLimitError(
+                    f"saturation stopped at the e-node limit ({self.limits.max_enodes}, reached {size}) "
+                    f"in stage {body}."
+                )
 
     def _size(self) -> int:
         out = self.egraph.run_program(*self.egraph.parse_program("(print-size)"))
@@ -384,6 +393,25 @@ class FlattenEGraph:
         return to_dot(self)
 
 
+_CHUNK = 8  # iterations per egglog call: the limits are checked between calls
+
+
+def _combined_name(stage: Stage) -> str:
+    return "stage__" + "__".join(r for r in stage.rulesets if r).replace("-", "_")
+
+
+def combine_stage_rulesets(egraph: eb.EGraph) -> None:
+    """Declare one combined ruleset per stage of the schedule (after the rule files are loaded)."""
+    declared: set[str] = set()
+    for stage in parse_schedule(schedule_text()):
+        name = _combined_name(stage)
+        named = [r for r in stage.rulesets if r]
+        if named and name not in declared:
+            declared.add(name)
+            run_text(egraph, f"(unstable-combined-ruleset {name} {' '.join(named)})", "rules/schedule.egg")
+
+
+@functools.cache
 def _rule_name(rule: str) -> str:
     m = re.search(r':name\s+"([^"]+)"', rule)
     if m:
