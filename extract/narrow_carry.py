@@ -42,10 +42,12 @@ _FRACTAL_ROWS = 16
 
 def narrow_acc_carries(fn: Function) -> Function:
     """The function with every row-narrowed Acc loop carry re-seeded (the same object when none is)."""
+    stmts = [s for block in blocks(fn.body) for s in block]
+    if not any(isinstance(s, ForStmt | WhileStmt) and s.iter_args for s in stmts):
+        return fn  # no loop carries anything
     creates = {
         s.var.uid
-        for block in blocks(fn.body)
-        for s in block
+        for s in stmts
         if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.create"
     }
     narrower = _Narrower(creates)

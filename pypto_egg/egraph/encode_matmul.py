@@ -7,8 +7,9 @@ which chains pack and how, is decided by rules/prescan.egg, packing.egg, rowwind
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterator
+from typing import Any
 
 from ..errors import InternalError
 from ..ir.expr import BinOp, Call, Expr, MakeTuple, Var, static_int, type_of
@@ -248,22 +249,17 @@ def _own_yields(body: tuple[Stmt, ...]) -> list[YieldStmt]:
 
 def accumulator_facts(enc: Encoding, fn: Function, sids: range | None = None) -> None:
     """The same-buffer alias graph of the function (B-170) as facts: edges, how each variable is defined and
-    used, and its type. The rules find the chains (connected components) and decide how each is packed."""
-    rows = enc.rows
-    seen: set[int] = set()
+    used, and its type. The rules find the chains (connected components) and decide how each is packed.
+
+    A chain is a component of the edges seeded by a batched accumulator or a 2-D window, so only variables
+    the edges, the seeds and the windows mention can be members: the per-variable facts are written for
+    those alone (a kernel without accumulators writes none)."""
+    rows: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
+    seen: dict[int, Var] = {}
 
     def var_info(v: Var) -> None:
-        if v.uid in seen or not isinstance(v.type, TileType):
-            return
-        seen.add(v.uid)
-        t = v.type
-        static = all(static_int(d) is not None for d in t.shape)
-        partial = any(not (static_int(a) is not None and static_int(a) == static_int(b))
-                      for a, b in zip(t.valid_shape, t.shape))  # fmt: skip
-        mem = t.memory.value if t.memory is not None else "none"
-        rows["AccVarRow"].append((v.uid, enc.dims(t.shape), t.dtype.nbytes, mem, int(partial), int(static)))
-        if t.memref is not None:
-            rows["MemRefRow"].append((v.uid,))
+        if v.uid not in seen and isinstance(v.type, TileType):
+            seen[v.uid] = v
 
     def use(e: object, kind: str, sid: int = -1) -> None:
         refs: list[int] = []
@@ -401,3 +397,19 @@ def accumulator_facts(enc: Encoding, fn: Function, sids: range | None = None) ->
         if call.op == "tile.batch_matmul_acc" and isinstance(call.args[0], Var):
             var_info(call.args[0])
             rows["BmmAccRow"].append((sid, call.args[0].uid))
+    members = {u for r in rows["AliasRow"] for u in r} | {r[1] for r in rows["BmmAccRow"]}
+    members |= {u for r in rows["SliceRow"] for u in r[1:3]} | {u for r in rows["InsertRow"] for u in r[1:4]}
+    for rel in ("DefKindRow", "UseKindRow", "PoisonRow"):
+        rows[rel] = [r for r in rows[rel] if r[0] in members]
+    for uid in sorted(members & seen.keys()):
+        t = seen[uid].type
+        assert isinstance(t, TileType)
+        static = all(static_int(d) is not None for d in t.shape)
+        partial = any(not (static_int(a) is not None and static_int(a) == static_int(b))
+                      for a, b in zip(t.valid_shape, t.shape))  # fmt: skip
+        mem = t.memory.value if t.memory is not None else "none"
+        rows["AccVarRow"].append((uid, enc.dims(t.shape), t.dtype.nbytes, mem, int(partial), int(static)))
+        if t.memref is not None:
+            rows["MemRefRow"].append((uid,))
+    for rel, new in rows.items():
+        enc.rows[rel] += new

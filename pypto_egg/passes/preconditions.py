@@ -31,6 +31,7 @@ def check_merged_rows(op: str, t: TileType, var: str | None, span: Span | None) 
 
 
 def check_preconditions(fn: Function) -> None:
+    checked: set[int] = set()  # N-D tile types whose dims passed (variables share their type object)
     for stmt, call in walk_calls(fn.body):
         var = stmt.var.name if isinstance(stmt, AssignStmt) else None
         span = stmt.span or call.span
@@ -43,7 +44,8 @@ def check_preconditions(fn: Function) -> None:
         if not call.op.startswith("tile."):
             continue
         for t in [*(type_of(a) for a in call.args), result]:
-            if isinstance(t, TileType) and t.rank > 2:
+            if isinstance(t, TileType) and t.rank > 2 and id(t) not in checked:
+                checked.add(id(t))
                 for i, d in enumerate(t.shape):
                     value = static_int(d)
                     if value is None:
