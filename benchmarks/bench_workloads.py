@@ -160,7 +160,9 @@ def fresh_process_figures() -> tuple[float, float]:
         "b.time_pass(b.long_kernel(8000)(random.Random(2)))\n"
         "print(first, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent)], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(Path(__file__).parent)], capture_output=True, text=True
+    )
     first, rss = out.stdout.split()
     return float(first), float(rss)
 

@@ -333,10 +333,15 @@ def encode_functions(fns: Sequence[Function], backend: Backend | None) -> Encodi
         for s, call in walk_calls(fn.body):
             if isinstance(s, AssignStmt):
                 enc.statement(s, call)
-        batch_matmuls(enc, fn)
-        operand_prescan(enc, fn)
         sids = range(start, len(enc.statements))
-        accumulator_facts(enc, fn, sids)
+        ops = {enc.statements[i][1].op for i in sids}
+        # facts no rule could read are not written: the operand pre-scan serves batched matmuls only, and an
+        # accumulator chain is seeded by a batch_matmul_acc or by a window a matmul_acc accumulates into
+        if ops & set(BMM_OPS):
+            batch_matmuls(enc, fn)
+            operand_prescan(enc, fn)
+        if ops & {"tile.batch_matmul_acc", "tile.matmul_acc"}:
+            accumulator_facts(enc, fn, sids)
         enc.function_sids[fn.name] = sids
     enc.rows["PageIndexRow"] = [(i,) for i in range(enc.page_bound)]
     acc = backend.capacity.get(MemorySpace.Acc) if backend is not None else None
