@@ -14,12 +14,14 @@ from .term import Prim
 PRIMITIVE_SORTS = {"i64", "f64", "String", "bool", "Unit", "unit", "BigInt", "BigRat", "Rational"}
 
 
-@dataclass(frozen=True, slots=True)
-class ClassId:
-    value: Any  # egglog's canonical Value
+class ClassId(int):
+    """An e-class: the small integer the view numbers one of egglog's canonical class values with (an int
+    hashes and compares in C, which the extractor does a few times per e-node)."""
+
+    __slots__ = ()
 
     def __repr__(self) -> str:
-        return f"c{hash(self.value) & 0xFFFFFF:06x}"
+        return f"c{int(self)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,10 +29,10 @@ class ENode:
     op: str
     args: tuple[ClassId | Prim, ...]
     eclass: ClassId
+    children: tuple[ClassId, ...] = field(init=False, compare=False)
 
-    @property
-    def children(self) -> tuple[ClassId, ...]:
-        return tuple(a for a in self.args if isinstance(a, ClassId))
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "children", tuple(a for a in self.args if isinstance(a, ClassId)))
 
 
 class _Relations(dict[str, list[tuple["ClassId | Prim", ...]]]):
@@ -98,12 +100,20 @@ class EGraphView:
             "bool": egraph.value_to_bool,
         }  # fmt: skip
 
+        ids: dict[Any, ClassId] = {}
+
+        def cid(v: Any) -> ClassId:
+            c = ids.get(v)
+            if c is None:
+                c = ids[v] = ClassId(len(ids))
+            return c
+
         def arg(sort: str, v: Any) -> ClassId | Prim:
             if sort in convert:
                 return convert[sort](v)
             if sort in PRIMITIVE_SORTS:
                 return str(v)
-            return ClassId(v)
+            return cid(v)
 
         relations: dict[str, Any] = {}
         classes: dict[ClassId, list[ENode]] = defaultdict(list)
@@ -118,7 +128,7 @@ class EGraphView:
             for r in fn.rows:
                 if r.subsumed:
                     continue
-                args = tuple(arg(s, v) if p else ClassId(v) for s, v, p in zip(sorts, r.inputs, prim))
-                out = ClassId(r.output)
+                args = tuple(arg(s, v) if p else cid(v) for s, v, p in zip(sorts, r.inputs, prim))
+                out = cid(r.output)
                 classes[out].append(ENode(name, args, out))
         return cls(classes, _Relations(relations, arg))

@@ -68,7 +68,7 @@ def test_greedy_extraction_picks_the_cheapest_term_and_skips_unextractable_nodes
 
 
 def test_cycles_do_not_hang_the_extractor():
-    a, b = ClassId("a"), ClassId("b")
+    a, b = ClassId(0), ClassId(1)
     view = EGraphView()
     view.classes[a] += [ENode("DMul", (a, b), a), ENode("DSym", ("S",), a)]
     view.classes[b] += [ENode("DC", (1,), b)]
@@ -95,7 +95,7 @@ def test_dag_cost_counts_a_shared_subterm_once():
 
     DAG cost: big * big reaches {leaf, big, top} = 3; the other reaches {c, b, min, top} = 4.
     Tree cost charges every use: big * big = 1 + 3 + 3 = 7; min(c, b) - b = 1 + 3 + 1 = 5."""
-    top, big, mn, b, c, leaf = (ClassId(n) for n in ("top", "big", "mn", "b", "c", "leaf"))
+    top, big, mn, b, c, leaf = (ClassId(n) for n in range(6))
     view = EGraphView()
     view.classes[leaf] += [ENode("DC", (1,), leaf)]
     view.classes[big] += [ENode("DAdd", (leaf, leaf), big)]
