@@ -335,7 +335,10 @@ class Lowerer:
         except TypeDeductionError as e:
             raise diag.internal(f"re-deducing {call.op} on flattened operands failed: {e}") from None
         old = s.var.type if isinstance(s, AssignStmt) else call.type
-        return replace(new, type=carry(new.type, old))
+        carried = carry(new.type, old)
+        if carried is new.type:
+            return new
+        return Call(new.op, new.args, carried, new.kwargs, new.attrs, new.span, new.is_function)
 
     def bind(self, s: Stmt, value: Expr, ctx: Ctx, out: list[Stmt], name: str | None = None) -> Var | None:
         """Emit `value` for statement `s` under the original name (or `name`), mapping the original var."""

@@ -6,8 +6,9 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from . import types as _types
 from .span import Span
-from .types import DataType, ScalarType, Type
+from .types import UNKNOWN_TYPE, DataType, ScalarType, TupleType, Type
 
 _ids = itertools.count()
 
@@ -171,21 +172,13 @@ def type_of(e: Expr) -> Type:
     if isinstance(e, UnaryOp):
         return ScalarType(DataType.BOOL) if e.op == "not" else type_of(e.operand)
     if isinstance(e, MakeTuple):
-        from .types import TupleType
-
         return TupleType(tuple(type_of(x) for x in e.elements))
     if isinstance(e, TupleGetItem):
-        from .types import TupleType
-
         tt = type_of(e.tuple)
         if not isinstance(tt, TupleType):
-            from .types import UNKNOWN_TYPE
-
             return UNKNOWN_TYPE
         return tt.types[e.index]
     if isinstance(e, EnumLit | FuncRef):
-        from .types import UNKNOWN_TYPE
-
         return UNKNOWN_TYPE
     raise TypeError(f"not an expression: {e!r}")
 
@@ -248,3 +241,7 @@ def free_vars(e: Expr) -> list[Var]:
 
     walk(e)
     return out
+
+
+_types.static_int = static_int
+_types.exprs_equal = exprs_equal

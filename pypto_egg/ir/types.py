@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, Any, Union
 
 if TYPE_CHECKING:
     from .expr import Expr
+
+
+# Bound by .expr when it loads: it imports this module, so this module cannot import it, and an import
+# inside a function costs more than the helper on the paths that ask for layouts and sizes.
+def _unbound(*_: Any) -> Any:
+    raise RuntimeError("pypto_egg.ir.expr has not been imported")
+
+
+static_int: Callable[[Any], int | None] = _unbound
+exprs_equal: Callable[[Any, Any], bool] = _unbound
 
 
 class DataType(enum.Enum):
@@ -222,8 +233,6 @@ class TileType:
 
     @property
     def nbytes(self) -> int | None:
-        from .expr import static_int
-
         total = self.dtype.nbytes
         for d in self.shape:
             v = static_int(d)
@@ -253,8 +262,6 @@ Type = Union[ScalarType, TensorType, TileType, TupleType, OpaqueType]
 
 def implicit_layouts(shape: Shape, memory: MemorySpace | None) -> tuple[TileLayout, TileLayout, int]:
     """(blayout, slayout, fractal) a tile of this shape gets in this space when no view says otherwise."""
-    from .expr import static_int
-
     if memory in (MemorySpace.Mat, MemorySpace.Left, MemorySpace.Acc):
         return TileLayout.col_major, TileLayout.row_major, 1024 if memory is MemorySpace.Acc else 512
     if memory is MemorySpace.Right:
@@ -275,8 +282,6 @@ def make_tile_type(
 
 
 def canonical_view(shape: Shape, memory: MemorySpace | None, view: TileView | None) -> TileView | None:
-    from .expr import exprs_equal
-
     if view is None:
         return None
     blayout, slayout, fractal = implicit_layouts(shape, memory)
