@@ -59,7 +59,11 @@ class _Relations(dict[str, list[tuple["ClassId | Prim", ...]]]):
             raise KeyError(name)
         conv, sorts = self._convert, fn.input_sorts
         assert conv is not None
-        rows = [tuple(conv(s, v) for s, v in zip(sorts, r.inputs)) for r in fn.rows]
+        if fn.output_sort in PRIMITIVE_SORTS and fn.output_sort not in ("Unit", "unit"):  # a valued function
+            out = fn.output_sort
+            rows = [(*(conv(s, v) for s, v in zip(sorts, r.inputs)), conv(out, r.output)) for r in fn.rows]
+        else:
+            rows = [tuple(conv(s, v) for s, v in zip(sorts, r.inputs)) for r in fn.rows]
         self[name] = rows
         return rows
 
@@ -121,7 +125,8 @@ class EGraphView:
             if fn.output_sort in ("Unit", "unit") or fn.output_sort.startswith("@"):  # a relation
                 relations[name] = fn
                 continue
-            if fn.output_sort in PRIMITIVE_SORTS:  # an analysis function (Len, NonContig, ...): not a term
+            if fn.output_sort in PRIMITIVE_SORTS:  # an analysis function (Len, NonContig, ...): not a term,
+                relations[name] = fn  # read like a relation whose last column is the value
                 continue
             sorts = fn.input_sorts
             prim = [s in PRIMITIVE_SORTS for s in sorts]

@@ -1,51 +1,58 @@
-"""`pypto-egg`: flatten a DSL file, explain the chosen plans, or draw the e-graph.
+"""`pypto-egg`: flatten DSL files, explain the plan of each statement, or draw the e-graph.
 
-Exit status: 0 on success, 2 on a user error (one paragraph on stderr; --debug shows the traceback).
+Files are read with the DSL's own reader (never run as Python). Exit status: 0 on success, 2 on a user error
+(one paragraph on stderr naming file:line:col; --debug shows the traceback), 3 on an internal error.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import json
+import multiprocessing
 import sys
+import time
 import traceback
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import PyptoEggError, UserError
+from .errors import InternalError, PyptoEggError, UserError
 from .ir.printer import python_print
 from .ir.stmt import Program
 
 
-def load_programs(path: str) -> dict[str, Program]:
-    """Run a DSL file as a module and collect its `@pl.program` classes, in definition order."""
+def read_programs(path: str | Path) -> list[Program]:
+    """Every `@pl.program` class of a DSL file, in order, read without running the file."""
+    from .language.parser import parse_all
+
     p = Path(path)
     if not p.is_file():
         raise UserError(f"{path}: no such file")
-    name = f"pypto_egg_user_{abs(hash(p.resolve()))}"
-    spec = importlib.util.spec_from_file_location(name, p)
-    if spec is None or spec.loader is None:
-        raise UserError(f"{path}: cannot be loaded as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    programs = {v.name: v for v in vars(module).values() if isinstance(v, Program)}
+    try:
+        text = p.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise UserError(f"{path}: cannot be read: {e}") from None
+    programs = parse_all(text, str(path))
     if not programs:
-        raise UserError(f"{path}: defines no @pl.program class")
+        raise UserError(f"{path}:1:1: defines no @pl.program class")
     return programs
 
 
-def pick_program(path: str, name: str | None) -> Program:
-    programs = load_programs(path)
+def pick_program(path: str | Path, name: str | None) -> Program:
+    programs = read_programs(path)
     if name is None:
-        return next(iter(programs.values()))
-    if name not in programs:
-        raise UserError(f"{path}: no program named {name!r}; it defines {', '.join(programs)}")
-    return programs[name]
+        return programs[0]
+    for p in programs:
+        if p.name == name:
+            return p
+    raise UserError(f"{path}: no program named {name!r}; it defines {', '.join(p.name for p in programs)}")
 
 
 def pick_function(program: Program, name: str | None) -> str:
     if name is not None:
-        program.function(name)
+        if not any(f.name == name for f in program.functions):
+            raise UserError(f"program {program.name!r} has no function {name!r}")
         return name
     for f in program.functions:
         if f.type.is_incore:
@@ -53,40 +60,148 @@ def pick_function(program: Program, name: str | None) -> str:
     raise UserError(f"program {program.name!r} has no InCore/AIC/AIV function; name one with --function")
 
 
-def cmd_flatten(args: argparse.Namespace) -> int:
+# ---------------------------------------------------------------- flatten
+
+
+@dataclass(frozen=True)
+class FlattenOptions:
+    program: str | None
+    backend: str | None
+    rules: tuple[str, ...]
+    validate: bool
+    seeds: int
+    report: bool
+    debug: bool = False
+
+
+@dataclass(frozen=True)
+class FileResult:
+    path: str
+    text: str | None  # the flattened programs, or None when the file failed
+    error: str | None
+    internal: bool = False
+    notes: str = ""  # run reports and validation summaries
+
+
+def flatten_file(path: str, options: FlattenOptions) -> FileResult:
+    """Flatten every program of one file (or the one `options.program` names); never raises."""
     from .passes import flatten_tile_nd_to_2d
 
-    program = pick_program(args.file, args.program)
-    flatten = flatten_tile_nd_to_2d(backend=args.backend, extra_rules=args.rules or ())
-    result = flatten(program)
-    text = python_print(result)
-    if args.output:
-        Path(args.output).write_text(text)
-    else:
-        sys.stdout.write(text)
-    if args.report:
-        for r in flatten.reports:
-            sys.stdout.write("\n" + str(r) + "\n")
+    try:
+        programs = read_programs(path)
+        if options.program is not None:
+            programs = [pick_program(path, options.program)]
+        texts, notes = [], []
+        for program in programs:
+            flatten = flatten_tile_nd_to_2d(
+                backend=options.backend,
+                extra_rules=options.rules,
+                validate=options.validate,
+                seeds=options.seeds,
+            )
+            texts.append(python_print(flatten(program)))
+            if options.report:
+                notes += [str(r) for r in flatten.reports]
+            if options.validate and flatten.validation is not None:
+                notes.append(f"{program.name}: {flatten.validation}")
+        return FileResult(path, "\n\n".join(texts), None, notes="\n".join(notes))
+    except InternalError as e:
+        return FileResult(path, None, f"{path}: {e}{_trace(options)}", internal=True)
+    except (PyptoEggError, ValueError, KeyError) as e:
+        message = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+        message = message if str(path) in message else f"{path}: {message}"
+        return FileResult(path, None, message + _trace(options))
+    except Exception as e:  # a defect of pypto-egg, reported for the file without stopping the others
+        return FileResult(path, None, f"{path}: {type(e).__name__}: {e}{_trace(options)}", internal=True)
+
+
+def _trace(options: FlattenOptions) -> str:
+    return "\n" + traceback.format_exc() if options.debug else ""
+
+
+def _inputs(paths: Sequence[str]) -> list[tuple[Path, Path]]:
+    """(file, its path relative to the argument it came from) for each file and each .py of a directory."""
+    out: list[tuple[Path, Path]] = []
+    for arg in paths:
+        p = Path(arg)
+        if p.is_dir():
+            out += [(f, f.relative_to(p)) for f in sorted(p.rglob("*.py"))]
+        elif p.is_file():
+            out.append((p, Path(p.name)))
+        else:
+            raise UserError(f"{arg}: no such file or directory")
+    return out
+
+
+def _run_all(files: list[Path], options: FlattenOptions, jobs: int) -> Iterator[FileResult]:
+    if jobs <= 1 or len(files) <= 1:
+        for f in files:
+            yield flatten_file(str(f), options)
+        return
+    # egglog cannot run in a process forked after it ran, so workers start fresh
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(flatten_file, str(f), options) for f in files]
+        for fut in as_completed(futures):
+            yield fut.result()
+
+
+def cmd_flatten(args: argparse.Namespace) -> int:
+    inputs = _inputs(args.paths)
+    if not inputs:
+        raise UserError(f"{' '.join(args.paths)}: no .py files")
+    options = FlattenOptions(args.program, args.backend, tuple(args.rules or ()), args.validate, args.seeds,
+                             args.report, args.debug)  # fmt: skip
+    many = len(inputs) > 1 or any(Path(p).is_dir() for p in args.paths)
+    out_dir = Path(args.output) if args.output and many else None
+    relative = {str(f): rel for f, rel in inputs}
+    start, failed, internal = time.perf_counter(), 0, False
+    results: dict[str, FileResult] = {}
+    for done, result in enumerate(_run_all([f for f, _ in inputs], options, args.jobs), start=1):
+        results[result.path] = result
+        if result.error is not None:
+            failed += 1
+            internal |= result.internal
+            kind = "internal error" if result.internal else "error"
+            print(f"pypto-egg flatten: {kind}: {result.error}", file=sys.stderr)
+        if many and time.perf_counter() - start > 1.0:
+            print(f"[{done}/{len(inputs)}] {result.path}", file=sys.stderr)
+        if out_dir is not None and result.text is not None:
+            target = out_dir / relative[result.path]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(result.text)
+    if out_dir is None:
+        texts = [results[str(f)].text for f, _ in inputs if results[str(f)].text is not None]
+        text = "\n\n".join(t for t in texts if t is not None)
+        if args.output:
+            Path(args.output).write_text(text)
+        elif text:
+            sys.stdout.write(text)
+    for f, _ in inputs:
+        if results[str(f)].notes:
+            sys.stdout.write("\n" + results[str(f)].notes + "\n")
+    if many:
+        print(f"pypto-egg flatten: {len(inputs) - failed} of {len(inputs)} file(s) flattened, {failed} failed",
+              file=sys.stderr)  # fmt: skip
+    if failed:
+        return 3 if internal else 2
     return 0
 
 
+# ---------------------------------------------------------------- explain / viz
+
+
 def cmd_explain(args: argparse.Namespace) -> int:
-    from .egraph import FlattenEGraph
-    from .ir.printer import print_expr
+    from .explain import explain_program, format_explanation
 
     program = pick_program(args.file, args.program)
-    fn = pick_function(program, args.function)
-    eg = FlattenEGraph(program, fn, backend=args.backend, extra_rules=args.rules or ())
-    eg.saturate()
-    plans = eg.plans()
-    for sid, (stmt, call) in enumerate(eg.encoding.statements):
-        target = getattr(stmt, "var", None)
-        head = f"{target.name} = " if target is not None else ""
-        line = getattr(stmt.span, "line", "?")
-        print(f"[{sid}] line {line}: {head}{print_expr(call)}")
-        print(f"      plan: {plans.get(sid)}")
-    print()
-    print(eg.report)
+    names = [pick_function(program, args.function)] if args.function else None
+    explanation = explain_program(program, names, backend=args.backend, extra_rules=args.rules or ())
+    if args.stmt is not None:
+        explanation = explanation.only_line(args.stmt)
+    if args.json:
+        sys.stdout.write(json.dumps(explanation.as_dict(), indent=2) + "\n")
+    else:
+        sys.stdout.write(format_explanation(explanation))
     return 0
 
 
@@ -111,35 +226,52 @@ def cmd_viz(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pypto-egg", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="pypto-egg", description=(__doc__ or "").splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("file", help="a Python file defining @pl.program classes")
-        p.add_argument("--program", help="which program of the file (default: the first)")
+        p.add_argument("--program", help="which program of the file (default: the first; flatten: every one)")
         p.add_argument("--backend", choices=["Ascend910B", "Ascend950"], help="capacity facts for the rules")
         p.add_argument(
             "--rules", nargs="*", metavar="EGG", help="extra .egg rule files loaded after the shipped ones"
         )
         p.add_argument("--debug", action="store_true", help="show tracebacks")
 
-    p = sub.add_parser("flatten", help="run FlattenTileNdTo2D and print the result in the DSL")
+    p = sub.add_parser(
+        "flatten", help="run FlattenTileNdTo2D on files or directories, print the result in the DSL"
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="DSL files, or directories of them")
     common(p)
-    p.add_argument("-o", "--output", help="write the program here instead of stdout")
-    p.add_argument("--report", action="store_true", help="print the e-graph run report of each function")
+    p.add_argument(
+        "-o", "--output", help="output file (one input) or directory (several inputs or a directory)"
+    )
+    p.add_argument("-j", "--jobs", type=int, default=1, help="files flattened in parallel (worker processes)")
+    p.add_argument(
+        "--validate", action="store_true", help="interpret each rewritten function before and after"
+    )
+    p.add_argument(
+        "--seeds", type=int, default=2, help="random inputs per function for --validate (default 2)"
+    )
+    p.add_argument("--report", action="store_true", help="print the e-graph run report of each program")
     p.set_defaults(run=cmd_flatten)
 
-    p = sub.add_parser("explain", help="print the plan the rules chose for each tile statement")
+    p = sub.add_parser("explain", help="why each tile statement was lowered the way it was")
+    p.add_argument("file", help="a DSL file")
     common(p)
-    p.add_argument("--function", help="which function (default: the first InCore one)")
+    p.add_argument("--function", help="only this function (default: every InCore one)")
+    p.add_argument("--stmt", type=int, metavar="LINE", help="only the statement on this source line")
+    p.add_argument("--json", action="store_true", help="the same as data")
     p.set_defaults(run=cmd_explain)
 
-    p = sub.add_parser("viz", help="write the e-graph of one function as HTML (or dot / svg)")
+    p = sub.add_parser("viz", help="write the e-graph of one function as an HTML page (or dot / svg)")
+    p.add_argument("file", help="a DSL file")
     common(p)
     p.add_argument("--function", help="which function (default: the first InCore one)")
     p.add_argument("-o", "--output", help="output file (default: egraph.<format>)")
     p.add_argument("--format", choices=["html", "dot", "svg"], default="html")
-    p.add_argument("--max-nodes", type=int, default=900, help="cap on e-nodes drawn (default 900)")
+    p.add_argument(
+        "--max-nodes", type=int, default=900, help="cap on e-nodes of the whole-graph view (default 900)"
+    )
     p.set_defaults(run=cmd_viz)
     return parser
 
@@ -148,12 +280,23 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.run(args))
-    except (PyptoEggError, ValueError, KeyError) as e:
+    except InternalError as e:
+        if args.debug:
+            traceback.print_exc()
+        print(f"pypto-egg {args.command}: internal error: {e}", file=sys.stderr)
+        return 3
+    except (PyptoEggError, ValueError, KeyError, OSError) as e:
         if args.debug:
             traceback.print_exc()
         message = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         print(f"pypto-egg {args.command}: error: {message}", file=sys.stderr)
         return 2
+    except Exception as e:
+        if args.debug:
+            traceback.print_exc()
+        print(f"pypto-egg {args.command}: internal error: {type(e).__name__}: {e} (run with --debug for the "
+              f"traceback, and please report it)", file=sys.stderr)  # fmt: skip
+        return 3
 
 
 if __name__ == "__main__":

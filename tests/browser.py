@@ -1,7 +1,9 @@
-"""Drive headless Chromium over the DevTools protocol: load a page, wait in real time, evaluate JavaScript."""
+"""Drive headless Chromium over the DevTools protocol: load a page, wait in real time, evaluate JavaScript,
+take a screenshot."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import os
@@ -11,6 +13,7 @@ import subprocess
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +27,45 @@ def chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def count_when_ready(page: Path, selector: str, timeout_s: float = 90.0) -> int:
-    """Open `page` and poll `document.querySelectorAll(selector).length` until it is non-zero (or time runs out)."""
+class Page:
+    """One page of a headless Chromium, driven over its DevTools websocket."""
+
+    def __init__(self, ws: Any) -> None:
+        self.ws = ws
+        self.msg_id = 0
+
+    def call(self, method: str, **params: Any) -> dict[str, Any]:
+        self.msg_id += 1
+        self.ws.send(json.dumps({"id": self.msg_id, "method": method, "params": params}))
+        reply: dict[str, Any] = {}
+        while reply.get("id") != self.msg_id:
+            reply = json.loads(self.ws.recv())
+        return reply.get("result", {})
+
+    def eval(self, expression: str) -> Any:
+        return (
+            self.call("Runtime.evaluate", expression=expression, returnByValue=True)
+            .get("result", {})
+            .get("value")
+        )
+
+    def wait_for(self, expression: str, timeout_s: float = 90.0) -> Any:
+        """Poll `expression` in real time until it is truthy (or time runs out); returns its last value."""
+        deadline = time.monotonic() + timeout_s
+        value = self.eval(expression)
+        while not value and time.monotonic() < deadline:
+            time.sleep(0.5)
+            value = self.eval(expression)
+        return value
+
+    def screenshot(self, path: Path) -> Path:
+        data = self.call("Page.captureScreenshot", format="png")["data"]
+        path.write_bytes(base64.b64decode(data))
+        return path
+
+
+@contextlib.contextmanager
+def open_page(page: Path, timeout_s: float = 90.0) -> Iterator[Page]:
     import websocket  # from the test extras
 
     exe = chromium()
@@ -46,25 +86,21 @@ def count_when_ready(page: Path, selector: str, timeout_s: float = 90.0) -> int:
         targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json"))
         url = next(t["webSocketDebuggerUrl"] for t in targets if t["type"] == "page")
         ws = websocket.create_connection(url, timeout=30)
-        n, msg_id = 0, 0
-        while time.monotonic() < deadline:
-            msg_id += 1
-            ws.send(json.dumps({"id": msg_id, "method": "Runtime.evaluate",
-                                "params": {"expression": f"document.querySelectorAll({selector!r}).length"}}))  # fmt: skip
-            reply: dict[str, Any] = {}
-            while reply.get("id") != msg_id:
-                reply = json.loads(ws.recv())
-            n = int(reply.get("result", {}).get("result", {}).get("value", 0) or 0)
-            if n:
-                break
-            time.sleep(0.5)
-        ws.close()
-        return n
+        try:
+            yield Page(ws)
+        finally:
+            ws.close()
     finally:  # the browser's helper processes share its session: stop them all, then drop the profile
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+def count_when_ready(page: Path, selector: str, timeout_s: float = 90.0) -> int:
+    """Open `page` and poll `document.querySelectorAll(selector).length` until it is non-zero."""
+    with open_page(page, timeout_s) as p:
+        return int(p.wait_for(f"document.querySelectorAll({selector!r}).length", timeout_s) or 0)
 
 
 def must_run_browser_tests() -> bool:

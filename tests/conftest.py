@@ -1,4 +1,4 @@
-"""Shared fixtures and hypothesis profiles.
+"""Shared fixtures and hypothesis profiles; translation validation on for every pass call.
 
 `--hypothesis-profile=long` (or PYPTO_EGG_HYPOTHESIS=long) runs the generated-program tests at 10,000 examples.
 """
@@ -6,6 +6,9 @@
 from __future__ import annotations
 
 import os
+
+# every pass call of the suite also validates its translation with the interpreter (passes/validate.py)
+os.environ.setdefault("PYPTO_EGG_VALIDATE", "1")
 
 from hypothesis import HealthCheck, settings
 

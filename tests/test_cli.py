@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import pypto_egg.language as pl
 from pypto_egg import ir
@@ -69,3 +73,119 @@ def test_console_script_is_installed():
     exe = Path(sys.executable).parent / "pypto-egg"
     r = subprocess.run([str(exe), "--help"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "flatten" in r.stdout and "viz" in r.stdout
+
+
+GOOD = SEED.read_text()
+PROGRAM_HEAD = "import pypto_egg.language as pl\n\n@pl.program\nclass P:\n    @pl.function(type=pl.FunctionType.InCore)\n"
+
+
+def test_the_cli_reads_files_without_running_them(tmp_path):
+    marker = tmp_path / "ran"
+    f = tmp_path / "sneaky.py"
+    f.write_text(f"open({str(marker)!r}, 'w').write('x')\nraise SystemExit(7)\n\n" + GOOD)
+    r = cli("flatten", str(f))
+    assert r.returncode == 0, r.stderr
+    assert not marker.exists() and "class Before" in r.stdout and "class After" in r.stdout
+
+
+@pytest.mark.parametrize(
+    ("text", "expect"),
+    [
+        ("import pypto_egg.language as pl\nclass P(:\n", r"bad\.py:2:9: invalid Python syntax"),
+        (
+            PROGRAM_HEAD
+            + "    def main(self, x: pl.Tensor[[2, 3, 4], pl.FP32]) -> pl.Tensor[[2, 3, 4], pl.FP32]:\n"
+            "        t = pl.tile.frobnicate(x)\n        return x\n",
+            r"bad\.py:7:\d+: .*frobnicate",
+        ),
+        ("import pypto_egg.language as pl\nX = 1\n", r"bad\.py:1:1: defines no @pl.program class"),
+    ],
+    ids=["syntax", "unknown-op", "no-program"],
+)
+def test_each_user_error_class_exits_2_with_file_line_col(tmp_path, text, expect):
+    bad = tmp_path / "bad.py"
+    bad.write_text(text)
+    r = cli("flatten", str(bad))
+    assert r.returncode == 2, r.stderr
+    assert re.search(expect, r.stderr) and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_bad_rule_file_exits_2_naming_the_file_and_position(tmp_path):
+    rules = tmp_path / "broken.egg"
+    rules.write_text(";; an unknown relation\n(rule ((NoSuchThing x)) ((Keep)))\n")
+    r = cli("flatten", str(SEED), "--rules", str(rules))
+    assert r.returncode == 2 and re.search(r"broken\.egg:2:\d+: egglog rejected the rules", r.stderr), (
+        r.stderr
+    )
+
+
+def test_a_program_without_functions_prints_valid_dsl(tmp_path):
+    f = tmp_path / "empty.py"
+    f.write_text("import pypto_egg.language as pl\n\n@pl.program\nclass Empty:\n    pass\n")
+    r = cli("flatten", str(f))
+    assert r.returncode == 0, r.stderr
+    assert pl.parse(r.stdout).name == "Empty" and pl.parse(r.stdout).functions == ()
+
+
+def test_a_directory_of_mixed_files_in_parallel_reports_each_failure_and_writes_the_rest(tmp_path):
+    src = tmp_path / "src"
+    (src / "nested").mkdir(parents=True)
+    (src / "a.py").write_text(GOOD)
+    (src / "nested" / "b.py").write_text(GOOD.replace("Before", "Again"))
+    (src / "broken.py").write_text("import pypto_egg.language as pl\nclass P(:\n")
+    (src / "nothing.py").write_text("X = 1\n")
+    out = tmp_path / "out"
+    r = cli("flatten", str(src), "-o", str(out), "-j", "2")
+    assert r.returncode == 2
+    assert re.search(r"broken\.py:2:\d+: invalid Python syntax", r.stderr)
+    assert re.search(r"nothing\.py:1:1: defines no @pl.program class", r.stderr)
+    assert "2 of 4 file(s) flattened, 2 failed" in r.stderr
+    for name in ("a.py", "nested/b.py"):
+        text = (out / name).read_text()
+        assert [p.name for p in pl.parse_all(text)] in (["Before", "After"], ["Again", "After"])
+    assert not (out / "broken.py").exists()
+
+
+def test_validate_catches_a_rule_that_changes_meaning(tmp_path):
+    wrong = tmp_path / "wrong.egg"
+    wrong.write_text(
+        ";; a broken rule: an add forwards its first operand, as if adding were the identity\n"
+        '(rule ((GenericReq s "tile.add" (OCons (OVar v) rest) sh)) ((Chose s (Forward v))) :name "add-forwards-lhs")\n'
+    )
+    r = cli("flatten", str(SEED), "--program", "Before", "--rules", str(wrong))
+    assert r.returncode == 0  # without validation the wrong program is printed
+    r = cli("flatten", str(SEED), "--program", "Before", "--rules", str(wrong), "--validate", "--seeds", "1")
+    assert r.returncode == 2
+    assert re.search(r"changed the meaning of function 'main_incore_0': output 'out_0' differs at index "
+                     r"\(\d+, \d+, \d+\): -?[\d.]+ before, -?[\d.]+ after", r.stderr), r.stderr  # fmt: skip
+    r = cli("flatten", str(SEED), "--program", "Before", "--validate")
+    assert r.returncode == 0 and "validated 1 function(s): main_incore_0" in r.stdout
+
+
+def test_explain_names_a_rule_and_a_number_for_every_statement():
+    for example in sorted((ROOT / "examples").glob("*.py")):
+        r = cli("explain", str(example), "--json")
+        assert r.returncode == 0, (example, r.stderr)
+        data = json.loads(r.stdout)
+        assert data["statements"], example
+        for s in data["statements"]:
+            assert s["rules"] and s["rules"][0]["file"].startswith("rules/") and s["rules"][0]["line"] > 0, s
+            assert any(ch.isdigit() for ch in s["plan"] + " ".join(s["facts"])), s
+
+
+@pytest.mark.parametrize("example", ["seed_example", "batched_matmul"])
+def test_explain_golden_text(example):
+    r = cli("explain", str(ROOT / "examples" / f"{example}.py"), "--backend", "Ascend910B")
+    assert r.returncode == 0, r.stderr
+    golden = ROOT / "tests" / "golden" / f"explain_{example}.txt"
+    assert r.stdout == golden.read_text()
+
+
+def test_explain_narrows_to_a_function_and_a_line():
+    r = cli("explain", str(ROOT / "examples" / "batched_matmul.py"), "--function", "main", "--stmt", "27")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("  line ") == 1 and "line 27: s = pl.tile.batch_matmul(tq, kt)" in r.stdout
+    assert (
+        "rule: bmm-fused-store (rules/bmm.egg:" in r.stdout and "B=2 pages of M=16 x N=64, K=32" in r.stdout
+    )

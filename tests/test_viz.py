@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
-from browser import chromium, count_when_ready, must_run_browser_tests
+from browser import chromium, count_when_ready, must_run_browser_tests, open_page
 
 import pypto_egg.language as pl
 from pypto_egg.egraph import FlattenEGraph
 from pypto_egg.egraph.viz import prune
+
+ROOT = Path(__file__).resolve().parents[1]
 
 SRC = """
 import pypto_egg.language as pl
@@ -77,3 +80,35 @@ def test_dot_and_json_output():
 def test_page_renders_nodes_in_a_headless_browser(page):
     path, _ = page
     assert count_when_ready(path, ".react-flow__node") > 0
+
+
+@pytest.mark.skipif(
+    chromium() is None and not must_run_browser_tests(), reason="Debian's chromium is not installed"
+)
+def test_decision_view_lists_statements_and_renders_a_selection(tmp_path):
+    """Issue: the e-graph page. Statements are listed with their plans; selecting one shows its plan, its rule
+    and only its part of the e-graph; the whole graph stays behind a toggle. A screenshot is kept."""
+    program = pl.parse((ROOT / "examples" / "batched_matmul.py").read_text())
+    eg = FlattenEGraph(program, "main")
+    path = eg.write_html(tmp_path / "decisions.html")
+    artifacts = ROOT / "tests" / "artifacts"
+    artifacts.mkdir(exist_ok=True)
+    with open_page(path) as page:
+        n = page.wait_for("document.querySelectorAll('#statements li').length")
+        assert n == len(eg.encoding.statements)
+        assert page.wait_for("document.querySelectorAll('.react-flow__node').length")
+        first = page.eval("document.querySelectorAll('.react-flow__node').length")
+        # the batched matmul's plan: its own sub-graph, its mode rule in the details
+        index = next(i for i, (_, c) in enumerate(eg.encoding.statements) if c.op == "tile.batch_matmul")
+        page.eval(f"document.querySelectorAll('#statements li')[{index}].click()")
+        assert page.wait_for("document.getElementById('details').textContent.includes('bmm-fused-store')")
+        assert page.wait_for("document.querySelector('#statements li.selected') !== null")
+        shown = page.wait_for(
+            "[...document.querySelectorAll('.react-flow__node')].some(n => n.textContent.includes('BatchMatmul'))"
+        )
+        assert shown
+        page.eval("document.getElementById('whole').click()")
+        whole = page.wait_for(f"document.querySelectorAll('.react-flow__node').length > {first}")
+        assert whole
+        page.screenshot(artifacts / "decision-view.png")
+    assert (artifacts / "decision-view.png").stat().st_size > 10_000

@@ -12,6 +12,7 @@ import json
 import shutil
 import subprocess
 from collections import deque
+from dataclasses import asdict
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -112,49 +113,142 @@ PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <style>{css}</style>
 <style>
-body {{ font-family: sans-serif; margin: 0; }}
-header {{ padding: 8px 16px; background: #f4f4f4; border-bottom: 1px solid #ccc; }}
+body {{ font-family: sans-serif; margin: 0; display: flex; flex-direction: column; height: 100vh; }}
+header {{ padding: 6px 16px; background: #f4f4f4; border-bottom: 1px solid #ccc; }}
+header h2 {{ margin: 4px 0; font-size: 18px; }}
 header pre {{ max-height: 12em; overflow: auto; font-size: 12px; }}
-#egraph-visualizer {{ height: 80vh; width: 100%; }}
+main {{ display: flex; flex: 1; min-height: 0; }}
+#statements {{ width: 34%; overflow: auto; margin: 0; padding: 0 0 0 2.5em; border-right: 1px solid #ccc;
+  font-size: 13px; }}
+#statements li {{ padding: 4px 6px; cursor: pointer; border-bottom: 1px solid #eee; }}
+#statements li.selected {{ background: #dceaff; }}
+#statements code {{ font-size: 12px; }}
+#statements .plan {{ color: #555; font-size: 12px; }}
+#right {{ flex: 1; display: flex; flex-direction: column; min-width: 0; }}
+#details {{ padding: 6px 12px; font-size: 13px; max-height: 38%; overflow: auto; border-bottom: 1px solid #ccc; }}
+#details .rule {{ color: #0a4; }}
+#egraph-visualizer {{ flex: 1; min-height: 300px; }}
 </style></head>
 <body>
 <header>
 <h2>e-graph of <code>{function}</code></h2>
-<p>{summary}</p>
+<p id="summary">{summary}</p>
+<label><input type="checkbox" id="whole"> whole graph (<span id="cap">{cap_note}</span>)</label>
 <details><summary>rule files</summary><pre>{rule_files}</pre></details>
 <details><summary>run report</summary><pre>{report}</pre></details>
 </header>
-<div id="egraph-visualizer"></div>
+<main>
+<ol id="statements"></ol>
+<div id="right"><div id="details">Select a statement to see its plan, the rule that chose it and its part of
+the e-graph.</div><div id="egraph-visualizer"></div></div>
+</main>
 <script type="application/json" id="egraph-data">{data}</script>
+<script type="application/json" id="statement-data">{statements}</script>
 <script type="module">
 const bundle = "data:text/javascript;base64,{bundle}";
 const {{ mount }} = await import(bundle);
-const data = document.getElementById("egraph-data").textContent;
+const graph = JSON.parse(document.getElementById("egraph-data").textContent);
+const stmts = JSON.parse(document.getElementById("statement-data").textContent);
 const mounted = mount(document.getElementById("egraph-visualizer"));
-mounted.render([data]);
+const byClass = {{}};
+for (const [id, n] of Object.entries(graph.nodes)) (byClass[n.eclass] ||= []).push(id);
+const PER_STATEMENT_CAP = {per_statement_cap}, WHOLE_CAP = {whole_cap};
+function subgraph(roots, cap) {{
+  const keep = new Set(), seen = new Set(), queue = [...roots];
+  while (queue.length) {{
+    const c = queue.shift();
+    if (seen.has(c) || !byClass[c]) continue;
+    if (keep.size + byClass[c].length > cap) continue;
+    seen.add(c);
+    for (const id of byClass[c]) {{
+      keep.add(id);
+      for (const ch of graph.nodes[id].children || []) if (graph.nodes[ch]) queue.push(graph.nodes[ch].eclass);
+    }}
+  }}
+  const nodes = {{}};
+  for (const id of keep) nodes[id] = {{ ...graph.nodes[id], children: (graph.nodes[id].children || []).filter(c => keep.has(c)) }};
+  const classData = {{}};
+  for (const c of seen) if (graph.class_data && graph.class_data[c]) classData[c] = graph.class_data[c];
+  return {{ nodes, root_eclasses: roots.filter(r => seen.has(r)), class_data: classData }};
+}}
+const esc = (t) => String(t).replace(/[&<>]/g, (c) => ({{"&": "&amp;", "<": "&lt;", ">": "&gt;"}})[c]);
+function show(i) {{
+  document.querySelectorAll("#statements li").forEach((li, j) => li.classList.toggle("selected", i === j));
+  const s = stmts[i];
+  let h = `<b>line ${{s.line ?? "?"}}</b>: <code>${{esc(s.source)}}</code><br>plan: ${{esc(s.plan)}}<br>`;
+  for (const r of s.rules) h += `<span class="rule">rule ${{esc(r.name)}} (${{esc(r.file)}}:${{r.line}})` +
+    `${{r.behaviours.length ? " [" + esc(r.behaviours.join(", ")) + "]" : ""}}</span><br>`;
+  for (const f of s.facts) h += `fact: ${{esc(f)}}<br>`;
+  for (const a of s.alternatives) h += `also held: <code>${{esc(a.term)}}</code> (cost ${{a.cost}}): lost, ${{esc(a.lost_because)}}<br>`;
+  document.getElementById("details").innerHTML = h;
+  document.getElementById("whole").checked = false;
+  if (s.root) mounted.render([JSON.stringify(subgraph([s.root], PER_STATEMENT_CAP))]);
+}}
+const list = document.getElementById("statements");
+stmts.forEach((s, i) => {{
+  const li = document.createElement("li");
+  li.dataset.statement = s.statement;
+  li.innerHTML = `<code>${{esc(s.source)}}</code><br><span class="plan">line ${{s.line ?? "?"}}: ${{esc(s.plan)}}</span>`;
+  li.addEventListener("click", () => show(i));
+  list.appendChild(li);
+}});
+const whole = () => mounted.render([JSON.stringify(subgraph(graph.root_eclasses, WHOLE_CAP))]);
+document.getElementById("whole").addEventListener("change", (e) => {{ if (e.target.checked) whole(); }});
+if (stmts.length) show(0); else whole();
 </script>
 </body></html>
 """
 
 
-def write_html(eg: FlattenEGraph, path: Path, max_nodes: int | None = 900) -> Path:
+def write_html(
+    eg: FlattenEGraph, path: Path, max_nodes: int | None = 900, per_statement_cap: int = 300
+) -> Path:
+    """The decision view: the function's statements, each with its plan, rules and facts, and its own part of
+    the e-graph; the whole graph (capped at `max_nodes` e-nodes) behind a toggle."""
+    from ..explain import _explain_function
+
     eg.saturate()
-    ser = eg.egraph.serialize(_root_exprs(eg))
-    pruned, truncated = prune(json.loads(ser.to_json()), max_nodes)
-    n_nodes = len(pruned["nodes"])
-    n_classes = len({n["eclass"] for n in pruned["nodes"].values()})
-    summary = f"{n_classes} e-classes, {n_nodes} e-nodes reachable from {len(pruned['root_eclasses'])} statement roots"
-    if truncated:
-        summary += f" (capped at {max_nodes} e-nodes; pass a larger cap to see more)"
+    plans = eg.plans()
+    name = eg.function.name
+    sids = [sid for sid in eg.encoding.function_sids.get(name, range(len(eg.encoding.statements)))]
+    rooted = [sid for sid in sids if plans.get(sid) is not None]
+    span = eb.PanicSpan()
+    ser = eg.egraph.serialize([_term_expr(plans[sid], span) for sid in rooted])  # type: ignore[arg-type]
+    data = json.loads(ser.to_json())
+    root_of = dict(zip(rooted, data.get("root_eclasses", [])))
+    whole, truncated = prune(data, max_nodes)
+    # every statement's part is cut out of the graph the roots reach, so it is never capped by the whole view
+    reach, _ = prune(data, None)
+    statements = []
+    for e in _explain_function(eg, name):
+        d = asdict(e)
+        d["root"] = root_of.get(e.statement)
+        statements.append(d)
+    n_nodes = len(whole["nodes"])
+    n_classes = len({n["eclass"] for n in whole["nodes"].values()})
+    summary = (
+        f"{len(statements)} statements; {n_classes} e-classes, {n_nodes} e-nodes reachable from their plans"
+    )
+    cap_note = (
+        f"capped at {max_nodes} e-nodes: {len(reach['nodes']) - n_nodes} cut" if truncated else "not capped"
+    )
     page = PAGE.format(
-        title=html.escape(f"e-graph: {eg.function.name}"),
+        title=html.escape(f"e-graph: {name}"),
         css=_asset("visualizer.css"),
-        function=html.escape(eg.function.name),
+        function=html.escape(name),
         summary=html.escape(summary),
+        cap_note=html.escape(cap_note),
         rule_files=html.escape("\n".join(eg.report.rule_files)),
         report=html.escape(str(eg.report)),
-        data=json.dumps(pruned).replace("</", "<\\/"),
+        data=_script_json(reach),
+        statements=_script_json(statements),
+        per_statement_cap=per_statement_cap,
+        whole_cap=max_nodes if max_nodes is not None else "Infinity",
         bundle=base64.b64encode(_asset("visualizer.js").encode()).decode(),
     )
     path.write_text(page)
     return path
+
+
+def _script_json(value: Any) -> str:
+    return json.dumps(value).replace("</", "<\\/")

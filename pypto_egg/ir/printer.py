@@ -417,6 +417,8 @@ def python_print(node: object) -> str:
             if i:
                 p.lines.append("")
             p.function(f, 1)
+        if not node.functions:
+            p.lines.append("    pass")  # a class needs a body
         return "\n".join(p.lines) + "\n"
     if isinstance(node, Function):
         p.function(node, 0)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..errors import DSLError
 from ..ir.types import AtomicType, CompactMode, DataType, MemorySpace, PadValue, TensorLayout, TileLayout
-from .parser import parse, parse_file, program
+from .parser import parse, parse_all, parse_file, program
 from .runtime import (
     Array,
     DynamicDim,
@@ -119,6 +119,7 @@ __all__ = [
     "dynamic",
     "function",
     "parse",
+    "parse_all",
     "parse_file",
     "program",
 ]

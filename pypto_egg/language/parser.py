@@ -943,8 +943,7 @@ def _module_env(tree: ast.Module) -> dict[str, Any]:
     return env
 
 
-def parse(text: str, filename: str = "<pl>", program_name: str | None = None) -> Program:
-    """Parse DSL text holding one (or, with `program_name`, a named) `@pl.program` class."""
+def _program_classes(text: str, filename: str) -> tuple[list[ast.ClassDef], _Ctx]:
     try:
         tree = ast.parse(text, filename)
     except SyntaxError as e:
@@ -952,6 +951,18 @@ def parse(text: str, filename: str = "<pl>", program_name: str | None = None) ->
     ctx = _Ctx(filename, 0, 0, _module_env(tree))
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef)
                and any(_pl_name(d) == "program" for d in n.decorator_list)]  # fmt: skip
+    return classes, ctx
+
+
+def parse_all(text: str, filename: str = "<pl>") -> list[Program]:
+    """Every module-level `@pl.program` class of DSL text, in order, read without running the text."""
+    classes, ctx = _program_classes(text, filename)
+    return [_parse_class(c, ctx) for c in classes]
+
+
+def parse(text: str, filename: str = "<pl>", program_name: str | None = None) -> Program:
+    """Parse DSL text holding one (or, with `program_name`, a named) `@pl.program` class."""
+    classes, ctx = _program_classes(text, filename)
     if program_name is not None:
         classes = [c for c in classes if c.name == program_name]
     if not classes:

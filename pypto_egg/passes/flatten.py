@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -21,6 +22,7 @@ from ..ir.stmt import Function, Program
 from .preconditions import check_preconditions
 from .properties import IRProperty
 from .trivial import nothing_to_flatten, retouch
+from .validate import ValidationReport, validate_translation
 from .verify import verify_tile_ops_2d
 
 
@@ -39,6 +41,9 @@ class FlattenTileNdTo2D:
     skip_trivial: bool = (
         True  # a function with nothing to flatten never builds an e-graph (see `nothing_to_flatten`)
     )
+    validate: bool = False  # interpret each rewritten function before and after (see passes/validate.py)
+    validation_seeds: int = 2
+    validation: ValidationReport | None = None  # what the last validated call checked
 
     name = "FlattenTileNdTo2D"
     required = frozenset({IRProperty.SSAForm, IRProperty.IncoreTileOps, IRProperty.NormalizedStmtStructure})
@@ -59,7 +64,10 @@ class FlattenTileNdTo2D:
 
     def __call__(self, program: Program) -> Program:
         with cyclic_gc_paused():
-            return self._run(program)
+            result = self._run(program)
+        if self.validate and result is not program:
+            self.validation = validate_translation(program, result, self.validation_seeds)
+        return result
 
     def _run(self, program: Program) -> Program:
         self.reports = []
@@ -165,9 +173,19 @@ def flatten_tile_nd_to_2d(
     extra_rules: Sequence[str | Path] = (),
     verify: bool = True,
     limits: Limits | None = None,
+    validate: bool | None = None,
+    seeds: int = 2,
 ) -> FlattenTileNdTo2D:
-    """The pass object: `passes.flatten_tile_nd_to_2d()(program) -> Program`."""
-    return FlattenTileNdTo2D(get_backend(backend), tuple(extra_rules), verify, limits or Limits())
+    """The pass object: `passes.flatten_tile_nd_to_2d()(program) -> Program`.
+
+    `validate`: interpret every rewritten function before and after on `seeds` random inputs and raise
+    ValidationError at the first output that differs (default: off, or the PYPTO_EGG_VALIDATE variable)."""
+    if validate is None:
+        validate = os.environ.get("PYPTO_EGG_VALIDATE", "") not in ("", "0")
+    return FlattenTileNdTo2D(
+        get_backend(backend), tuple(extra_rules), verify, limits or Limits(), validate=validate,
+        validation_seeds=seeds,
+    )  # fmt: skip
 
 
 __all__ = ["FlattenTileNdTo2D", "flatten_tile_nd_to_2d"]
