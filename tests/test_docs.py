@@ -32,7 +32,7 @@ def test_every_code_block_of_the_guide_runs(tmp_path, monkeypatch, capsys):
     namespace: dict[str, object] = {"__name__": "guide"}
     for i, (kind, text) in enumerate(blocks()):
         if kind == "python":
-            exec(compile(text, f"{GUIDE.name} block {i}", "exec"), namespace)  # noqa: S102
+            exec(compile(text, f"{GUIDE.name} block {i}", "exec"), namespace)
         elif kind == "egg":
             first = text.splitlines()[0]
             m = re.match(r";; file: (\S+)", first)
