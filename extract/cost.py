@@ -10,9 +10,13 @@ dimension term is chosen.
 from __future__ import annotations
 
 import math
-from typing import Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 from .graph import ENode
+
+if TYPE_CHECKING:
+    from pypto_egg.backend import Backend
 
 INF = math.inf
 
@@ -49,3 +53,38 @@ class DefaultCostModel:
         if op == "AsView":  # a legacy transpose read as a view replaces its materialising lowering
             return 0.3
         return 0.5 if op == "Forward" else 1.0
+
+
+@dataclass(frozen=True)
+class Weights:
+    """What one unit of each resource costs, in the same currency (bytes moved from GM)."""
+
+    gm_byte: float = 1.0  # a byte moved GM -> L1 (MTE2)
+    instruction: float = 256.0  # an instruction issued: its fixed latency, in bytes the MTE2 moves meanwhile
+    footprint_byte: float = 1 / 4096  # a byte of Mat (L1) held: a tie-breaker between plans that move alike
+
+
+# Per backend. The Ascend950's wider MTE2 moves more bytes in an instruction's fixed latency.
+BACKEND_WEIGHTS = {"Ascend910B": Weights(), "Ascend950": Weights(instruction=384.0)}
+
+
+class OptimalCostModel(DefaultCostModel):
+    """The optimal strategy's model: a batched-matmul plan costs the bytes it moves GM -> L1, the
+    instructions it issues and the Mat (L1) it holds, weighted per backend (`BACKEND_WEIGHTS`); every other
+    plan costs what the default model says. L1 -> L0 traffic is the same for every route (each page's
+    operands are read once by its matmul), so it does not tell plans apart."""
+
+    def __init__(self, backend: Backend | None = None, weights: Weights | None = None) -> None:
+        name = backend.name if backend is not None else ""
+        self.weights = weights or BACKEND_WEIGHTS.get(name, Weights())
+
+    def node_cost(self, node: ENode) -> float:
+        if node.op == "BatchMatmul":
+            return 1.0 + plan_cost(node.args[3:6], self.weights)  # type: ignore[arg-type]
+        return super().node_cost(node)
+
+
+def plan_cost(numbers: tuple[int, int, int], weights: Weights) -> float:
+    """(GM bytes, instructions, footprint bytes) of a batched-matmul plan, in the model's currency."""
+    gm, instructions, footprint = numbers
+    return gm * weights.gm_byte + instructions * weights.instruction + footprint * weights.footprint_byte

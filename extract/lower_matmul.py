@@ -112,7 +112,7 @@ class MatmulLowerer(Lowerer):
 
     def batch_matmul(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         """Per-batch pages (B-134..B-137, B-153, B-154): every offset and window comes from the bmm facts."""
-        mode = str(plan.args[0])
+        mode, routes = str(plan.args[0]), (as_int(plan.args[1]), as_int(plan.args[2]))
         sid = self.enc.stmt_ids[id(s)]
         info = self.enc.bmm[sid]
         span = call.span
@@ -134,7 +134,7 @@ class MatmulLowerer(Lowerer):
 
         def page(side: int, i: int, b: int, operand: Expr) -> Var:
             label = "lhs" if side == 0 else "rhs"
-            if (i, side) in reloads:  # re-load page b of the operand's tensor (B-138)
+            if routes[side] == 0:  # re-load page b of the operand's tensor (B-138)
                 view_shape, pos, x, y = reloads[(i, side)]
                 _, base = self.enc.statements[as_int(bases[side])]
                 src = substitute(base.args[0], ctx)

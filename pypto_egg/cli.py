@@ -72,6 +72,7 @@ class FlattenOptions:
     seeds: int
     report: bool
     debug: bool = False
+    strategy: str = "reference"
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,7 @@ def flatten_file(path: str, options: FlattenOptions) -> FileResult:
                 extra_rules=options.rules,
                 validate=options.validate,
                 seeds=options.seeds,
+                strategy=options.strategy,
             )
             texts.append(python_print(flatten(program)))
             if options.report:
@@ -150,7 +152,7 @@ def cmd_flatten(args: argparse.Namespace) -> int:
     if not inputs:
         raise UserError(f"{' '.join(args.paths)}: no .py files")
     options = FlattenOptions(args.program, args.backend, tuple(args.rules or ()), args.validate, args.seeds,
-                             args.report, args.debug)  # fmt: skip
+                             args.report, args.debug, args.strategy)  # fmt: skip
     many = len(inputs) > 1 or any(Path(p).is_dir() for p in args.paths)
     out_dir = Path(args.output) if args.output and many else None
     relative = {str(f): rel for f, rel in inputs}
@@ -195,7 +197,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
     program = pick_program(args.file, args.program)
     names = [pick_function(program, args.function)] if args.function else None
-    explanation = explain_program(program, names, backend=args.backend, extra_rules=args.rules or ())
+    explanation = explain_program(
+        program, names, backend=args.backend, extra_rules=args.rules or (), strategy=args.strategy
+    )
     if args.stmt is not None:
         explanation = explanation.only_line(args.stmt)
     if args.json:
@@ -211,7 +215,9 @@ def cmd_viz(args: argparse.Namespace) -> int:
 
     program = pick_program(args.file, args.program)
     fn = pick_function(program, args.function)
-    eg = FlattenEGraph(program, fn, backend=args.backend, extra_rules=args.rules or ())
+    eg = FlattenEGraph(
+        program, fn, backend=args.backend, extra_rules=args.rules or (), strategy=args.strategy
+    )
     eg.saturate()
     fmt = args.format
     out = Path(args.output or f"egraph.{fmt}")
@@ -236,6 +242,8 @@ def build_parser() -> argparse.ArgumentParser:
             "--rules", nargs="*", metavar="EGG", help="extra .egg rule files loaded after the shipped ones"
         )
         p.add_argument("--debug", action="store_true", help="show tracebacks")
+        p.add_argument("--strategy", choices=["reference", "optimal"], default="reference",
+                       help="reference: the reference pass's answer; optimal: the cheapest legal plan")  # fmt: skip
 
     p = sub.add_parser(
         "flatten", help="run FlattenTileNdTo2D on files or directories, print the result in the DSL"

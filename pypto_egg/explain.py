@@ -36,6 +36,9 @@ _BMM_MODES = {
 }
 
 
+_ROUTE = {1: "whole, sliced per page", 0: "re-loaded per batch"}
+
+
 @dataclass(frozen=True)
 class RuleRef:
     name: str
@@ -204,7 +207,9 @@ def plan_words(plan: Term | None) -> str:
         "Reshape2D": lambda: f"reshaped to the 2-D {dims_text(a[0])}",
         "Transpose2D": lambda: "a 2-D transpose with a scratch tile of its source's shape (the 4-operand form)",
         "TransposeUnroll": lambda: f"unrolled into {a[0]} per-page transposes of [{a[1]}, {a[2]}] pages",
-        "BatchMatmul": lambda: _BMM_MODES.get(str(a[0]), f"batched matmul, mode {a[0]}"),
+        "BatchMatmul": lambda: _BMM_MODES.get(str(a[0]), f"batched matmul, mode {a[0]}")
+        + f"; lhs {_ROUTE[a[1]]}, rhs {_ROUTE[a[2]]}; moves {a[3]} bytes GM -> L1 in {a[4]} operand instructions, "
+        f"holds {a[5]} bytes of Mat",
         "Drop": lambda: "dropped: every batched matmul that reads it re-loads its pages (B-115)",
         "AsView": lambda: "became tile.transpose_view of its source (a zero-copy view, B-100)",
         "PackedDrain": lambda: "drained page by page out of the packed accumulator (B-175)",
@@ -407,6 +412,7 @@ def explain_program(
     functions: Sequence[str] | None = None,
     backend: str | None = None,
     extra_rules: Sequence[str | Path] = (),
+    strategy: str = "reference",
 ) -> Explanation:
     """The explanation of every tile statement of the named (default: every InCore) function."""
     names = (
@@ -416,7 +422,9 @@ def explain_program(
     def run() -> list[StatementExplanation]:
         out: list[StatementExplanation] = []
         for name in names:
-            with FlattenEGraph(program, name, backend, extra_rules, reuse_rules=True) as eg:
+            with FlattenEGraph(
+                program, name, backend, extra_rules, reuse_rules=True, strategy=strategy
+            ) as eg:
                 eg.saturate()
                 out += _explain_function(eg, name)
         return out

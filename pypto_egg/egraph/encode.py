@@ -39,7 +39,7 @@ RELATIONS: dict[str, int] = {
     "LoadRow": 12, "StoreRow": 5, "AllocRow": 2, "AssembleRow": 4, "ReshapeRow": 2, "TransposeRow": 5,
     "GenericRow": 4, "CapacityRow": 2, "BmmRow": 10, "BudgetRow": 1, "StmtVarRow": 2, "RefRow": 4, "DefRow": 3,
     "SafeRow": 1, "BmmBaseRow": 3, "BmmLegacyRow": 4, "BmmOpVarRow": 3, "AliasRow": 2, "AccVarRow": 6, "DefKindRow": 2, "UseKindRow": 3,
-    "PoisonRow": 1, "PageIndexRow": 1, "MemRefRow": 1, "BmmAccRow": 2, "AccBudgetRow": 1, "SliceRow": 6, "InsertRow": 5,
+    "PoisonRow": 1, "PageIndexRow": 1, "StrategyRow": 1, "MemRefRow": 1, "BmmAccRow": 2, "AccBudgetRow": 1, "SliceRow": 6, "InsertRow": 5,
 }  # fmt: skip
 BMM_OPS = ("tile.batch_matmul", "tile.batch_matmul_acc")
 _INT64_MAX = 2**63 - 1
@@ -316,12 +316,14 @@ class Encoding:
         return sum(len(v) for v in self.rows.values())
 
 
-def encode_function(fn: Function, backend: Backend | None) -> Encoding:
+def encode_function(fn: Function, backend: Backend | None, strategy: str = "reference") -> Encoding:
     """Requests for every assigned tile op; an evaluated call is only substituted and re-deduced (B-026)."""
-    return encode_functions((fn,), backend)
+    return encode_functions((fn,), backend, strategy)
 
 
-def encode_functions(fns: Sequence[Function], backend: Backend | None) -> Encoding:
+def encode_functions(
+    fns: Sequence[Function], backend: Backend | None, strategy: str = "reference"
+) -> Encoding:
     """The facts of several functions in one encoding, so one saturation serves them all. Statement ids,
     variables and dimension terms are unique across the functions, and no rule relates two statements of
     different functions except through the backend's budgets, which they share."""
@@ -344,6 +346,7 @@ def encode_functions(fns: Sequence[Function], backend: Backend | None) -> Encodi
             accumulator_facts(enc, fn, sids)
         enc.function_sids[fn.name] = sids
     enc.rows["PageIndexRow"] = [(i,) for i in range(enc.page_bound)]
+    enc.rows["StrategyRow"] = [(strategy,)]
     acc = backend.capacity.get(MemorySpace.Acc) if backend is not None else None
     enc.rows["AccBudgetRow"].append((acc if acc else _INT64_MAX,))
     for st, sid in ((st, sid) for sid, (st, _) in enumerate(enc.statements)):

@@ -195,19 +195,27 @@ class FlattenEGraph:
         limits: Limits | None = None,
         cost_model: CostModel | None = None,
         reuse_rules: bool = False,
+        strategy: str = "reference",
     ) -> None:
         """`reuse_rules`: put the facts on the owner thread's already-loaded rules (only on that thread, see
         `run_on_owner`; call `close()` when done) instead of loading the rules into an e-graph of its own."""
+        if strategy not in STRATEGIES:
+            raise UserError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
+        self.strategy = strategy
         names = [function_name] if isinstance(function_name, str) else list(function_name)
         self.program = program
         self.functions = [program.function(n) for n in names]
         self.function = self.functions[0]
         self.backend = get_backend(backend)
         self.limits = limits or Limits()
+        if cost_model is None and strategy == "optimal":
+            from ..extract.cost import OptimalCostModel
+
+            cost_model = OptimalCostModel(self.backend)
         self.cost_model = cost_model
         self.report = RunReport(", ".join(names))
         t0 = time.perf_counter()
-        self.encoding: Encoding = encode_functions(self.functions, self.backend)
+        self.encoding: Encoding = encode_functions(self.functions, self.backend, strategy)
         self.report.times["encode"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         self.rule_files: list[RuleFile] = shipped_rule_files()
@@ -270,16 +278,36 @@ class FlattenEGraph:
             return self.report
         t0 = time.perf_counter()
         deadline = t0 + self.limits.timeout_s
-        for stage in parse_schedule(schedule_text()):
-            run = self._run_stage(stage, deadline)
-            self.report.stages.append((stage.rulesets, run.iterations))
-            for rule, n in run.matches.items():
-                self.report.rules_fired[rule] = self.report.rules_fired.get(rule, 0) + n
+        self._run_schedule(deadline)
+        if self.strategy == "optimal":
+            self._settle_routes(deadline)
         self.report.times["saturate"] = time.perf_counter() - t0
         self._saturated = True
         view = self.view()
         self.report.eclasses, self.report.enodes = view.num_classes, view.num_nodes
         return self.report
+
+    def _run_schedule(self, deadline: float) -> None:
+        for stage in parse_schedule(schedule_text()):
+            run = self._run_stage(stage, deadline)
+            self.report.stages.append((stage.rulesets, run.iterations))
+            for rule, n in run.matches.items():
+                self.report.rules_fired[rule] = self.report.rules_fired.get(rule, 0) + n
+
+    def _settle_routes(self, deadline: float) -> None:
+        """Optimal strategy: the extracted batched-matmul plans fix each operand's route; the rules then
+        decide, from those routes, which whole loads no plan reads (dead, B-115) and which must fail."""
+        self._saturated = True
+        routes = [
+            f"(Route {sid} 0 {plan.args[1]}) (Route {sid} 1 {plan.args[2]})"
+            for sid, plan in self.plans().items()
+            if plan is not None and plan.op == "BatchMatmul"
+        ]
+        run_text(self.egraph, " ".join([*routes, "(Settled)"]), "<routes>")
+        if self._view is not None:
+            self._view.release()
+        self._view, self._extraction, self._facts = None, None, {}
+        self._run_schedule(deadline)
 
     def _run_stage(self, stage: Stage, deadline: float) -> _StageRun:
         """Run one stage to saturation, a bounded chunk of iterations per egglog call. The stage's named
@@ -394,6 +422,7 @@ class FlattenEGraph:
 
 
 _CHUNK = 8  # iterations per egglog call: the limits are checked between calls
+STRATEGIES = ("reference", "optimal")
 
 
 def _combined_name(stage: Stage) -> str:

@@ -16,7 +16,7 @@ from ..backend import Backend, get_backend
 from ..egraph.encode import walk_calls
 from ..egraph.engine import FlattenEGraph, Limits, run_on_owner
 from ..egraph.report import RunReport
-from ..errors import PassError
+from ..errors import PassError, UserError
 from ..extract.narrow_carry import narrow_acc_carries
 from ..ir.stmt import Function, Program
 from .preconditions import check_preconditions
@@ -42,6 +42,7 @@ class FlattenTileNdTo2D:
         True  # a function with nothing to flatten never builds an e-graph (see `nothing_to_flatten`)
     )
     validate: bool = False  # interpret each rewritten function before and after (see passes/validate.py)
+    strategy: str = "reference"  # or "optimal": every legal operand route, the cheapest by the cost model
     validation_seeds: int = 2
     validation: ValidationReport | None = None  # what the last validated call checked
 
@@ -123,8 +124,9 @@ class FlattenTileNdTo2D:
         from pypto_egg.extract.lower_matmul import MatmulLowerer
 
         with FlattenEGraph(
-            program, [fn.name for fn in fns], self.backend, self.extra_rules, self.limits, reuse_rules=True
-        ) as eg:
+            program, [fn.name for fn in fns], self.backend, self.extra_rules, self.limits, reuse_rules=True,
+            strategy=self.strategy,
+        ) as eg:  # fmt: skip
             eg.saturate()
             plans = eg.plans()
             t0 = time.perf_counter()
@@ -175,16 +177,23 @@ def flatten_tile_nd_to_2d(
     limits: Limits | None = None,
     validate: bool | None = None,
     seeds: int = 2,
+    strategy: str = "reference",
 ) -> FlattenTileNdTo2D:
     """The pass object: `passes.flatten_tile_nd_to_2d()(program) -> Program`.
 
     `validate`: interpret every rewritten function before and after on `seeds` random inputs and raise
-    ValidationError at the first output that differs (default: off, or the PYPTO_EGG_VALIDATE variable)."""
+    ValidationError at the first output that differs (default: off, or the PYPTO_EGG_VALIDATE variable).
+    `strategy`: "reference" gives the reference pass's answer; "optimal" lets the e-graph hold every legal
+    route of each batched-matmul operand and takes the cheapest by `extract.cost.OptimalCostModel`."""
+    from ..egraph.engine import STRATEGIES
+
+    if strategy not in STRATEGIES:
+        raise UserError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
     if validate is None:
         validate = os.environ.get("PYPTO_EGG_VALIDATE", "") not in ("", "0")
     return FlattenTileNdTo2D(
         get_backend(backend), tuple(extra_rules), verify, limits or Limits(), validate=validate,
-        validation_seeds=seeds,
+        validation_seeds=seeds, strategy=strategy,
     )  # fmt: skip
 
 
