@@ -64,6 +64,10 @@ class Weights:
     footprint_byte: float = 1 / 4096  # a byte of Mat (L1) held: a tie-breaker between plans that move alike
 
 
+TIE = (
+    2.0  # what a plan other than the reference's must save, at least, to replace it (2 bytes, or 8 KiB held)
+)
+
 # Per backend. The Ascend950's wider MTE2 moves more bytes in an instruction's fixed latency.
 BACKEND_WEIGHTS = {"Ascend910B": Weights(), "Ascend950": Weights(instruction=384.0)}
 
@@ -79,8 +83,9 @@ class OptimalCostModel(DefaultCostModel):
         self.weights = weights or BACKEND_WEIGHTS.get(name, Weights())
 
     def node_cost(self, node: ENode) -> float:
-        if node.op == "BatchMatmul":
-            return 1.0 + plan_cost(node.args[3:6], self.weights)  # type: ignore[arg-type]
+        if node.op == "BatchMatmul":  # a plan that is not the reference's must be better by more than a tie
+            reference = node.args[6] == 1
+            return 1.0 + plan_cost(node.args[3:6], self.weights) + (0.0 if reference else TIE)  # type: ignore[arg-type]
         return super().node_cost(node)
 
 

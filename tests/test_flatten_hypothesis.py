@@ -10,7 +10,9 @@ from hypothesis import strategies as st
 
 import pypto_egg.language as pl
 from pypto_egg import interp, ir, passes
+from pypto_egg.backend import Backend
 from pypto_egg.errors import PassError
+from pypto_egg.ir.types import MemorySpace
 
 UNARY = ["pl.tile.exp", "pl.tile.neg", "pl.tile.abs", "pl.tile.relu"]
 BINARY = ["pl.tile.add", "pl.tile.sub", "pl.tile.mul", "pl.tile.maximum", "pl.tile.minimum"]
@@ -265,3 +267,35 @@ def test_generated_batched_matmuls_lower_to_verified_equivalent_programs(before,
     want = interp.run(before, "main", inputs)
     got = interp.run(after, "main", inputs)
     assert not interp.output_differences(want, got), after.as_python()
+
+
+def _gm_bytes_and_instructions(program: ir.Program) -> tuple[int, int]:
+    body = [s for s in program.functions[0].body if isinstance(getattr(s, "value", None), ir.Call)]
+    moved = sum(s.var.type.nbytes for s in body if s.value.op == "tile.load" and isinstance(s.var, ir.Var))
+    return moved, len(body)
+
+
+@settings(max_examples=60)
+@given(batch_matmul_programs(), st.sampled_from([4096, 8192, 12288, 16384, 65536]), st.integers(0, 2**16))
+def test_generated_batched_matmuls_in_both_strategies(before, mat_bytes, seed):
+    """Issue: an optimizing mode. On a Mat budget around the operands' sizes, both strategies give verified
+    programs that compute what the input does, they reject the same programs, and the optimal one never
+    moves more bytes from GM nor issues more instructions than the reference's."""
+    backend = Backend("Tiny", {MemorySpace.Mat: mat_bytes, MemorySpace.Acc: 128 * 1024})
+    results = {}
+    for strategy in ("reference", "optimal"):
+        try:
+            after = passes.flatten_tile_nd_to_2d(backend=backend, strategy=strategy)(before)
+        except PassError as e:
+            assert str(e).startswith("tile.batch_matmul_acc: cannot lower a batch-"), str(e)
+            results[strategy] = None
+            continue
+        inputs = interp.random_inputs(before.functions[0], seed)
+        assert not interp.output_differences(
+            interp.run(before, "main", inputs), interp.run(after, "main", inputs)
+        )
+        results[strategy] = _gm_bytes_and_instructions(after)
+    assert (results["reference"] is None) == (results["optimal"] is None)
+    if results["reference"] is not None:
+        (ref_bytes, ref_instr), (opt_bytes, opt_instr) = results["reference"], results["optimal"]
+        assert opt_bytes <= ref_bytes and opt_bytes * 1 + opt_instr * 256 <= ref_bytes + ref_instr * 256
