@@ -31,6 +31,7 @@ test: lint typecheck pytest
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_workloads.py
 	$(BIN)/python benchmarks/bench_scale.py
+	$(BIN)/python benchmarks/bench_optimal.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info egraph.html
