@@ -236,15 +236,21 @@ class _Reader:
             for row in eg.encoding.rows.get(row_name, []):
                 self.kind[row[0]] = (req, row[1] if row_name == "GenericRow" else None)
 
+    @functools.cache  # noqa: B019 - one reader per explained function; each relation is indexed once
+    def _by_first(self, name: str) -> dict[Any, list[tuple[Any, ...]]]:
+        index: dict[Any, list[tuple[Any, ...]]] = {}
+        for r in self.view.relations.get(name, []) or []:
+            index.setdefault(r[0], []).append(r)
+        return index
+
     def rows(self, name: str, sid: int | None = None) -> list[tuple[Any, ...]]:
-        rows = self.view.relations.get(name, []) or []
-        return [r for r in rows if sid is None or r[0] == sid]
+        """A relation's rows, or those whose first column is `sid` (indexed, not scanned per statement)."""
+        if sid is None:
+            return self.view.relations.get(name, []) or []
+        return self._by_first(name).get(sid, [])
 
     def value(self, name: str, *key: Any) -> Any:
-        for r in self.rows(name):
-            if tuple(r[:-1]) == key:
-                return r[-1]
-        return None
+        return next((r[-1] for r in self._by_first(name).get(key[0], []) if tuple(r[:-1]) == key), None)
 
     def term(self, c: Any) -> Any:
         return self.ex.term(c) if isinstance(c, ClassId) else c

@@ -316,15 +316,11 @@ class Encoding:
         return sum(len(v) for v in self.rows.values())
 
 
-def encode_function(fn: Function, backend: Backend | None, strategy: str = "reference") -> Encoding:
-    """Requests for every assigned tile op; an evaluated call is only substituted and re-deduced (B-026)."""
-    return encode_functions((fn,), backend, strategy)
-
-
 def encode_functions(
     fns: Sequence[Function], backend: Backend | None, strategy: str = "reference"
 ) -> Encoding:
-    """The facts of several functions in one encoding, so one saturation serves them all. Statement ids,
+    """Requests for every assigned tile op (an evaluated call is only substituted and re-deduced, B-026), for
+    several functions in one encoding, so one saturation serves them all. Statement ids,
     variables and dimension terms are unique across the functions, and no rule relates two statements of
     different functions except through the backend's budgets, which they share."""
     from .encode_matmul import accumulator_facts, batch_matmuls, operand_prescan

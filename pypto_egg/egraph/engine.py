@@ -88,9 +88,7 @@ class _LoadedRules:
     def __init__(self, rule_files: list[RuleFile]) -> None:
         self.facts_dir = tempfile.TemporaryDirectory(prefix="pypto-egg-facts-", dir=_facts_root())
         self.egraph = eb.EGraph(fact_directory=self.facts_dir.name)
-        for rf in rule_files:
-            load_rule_file(self.egraph, rf)
-        combine_stage_rulesets(self.egraph)
+        load_rules(self.egraph, rule_files)
         self.in_use = False
 
 
@@ -199,9 +197,7 @@ class FlattenEGraph:
     ) -> None:
         """`reuse_rules`: put the facts on the owner thread's already-loaded rules (only on that thread, see
         `run_on_owner`; call `close()` when done) instead of loading the rules into an e-graph of its own."""
-        if strategy not in STRATEGIES:
-            raise UserError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
-        self.strategy = strategy
+        self.strategy = check_strategy(strategy)
         names = [function_name] if isinstance(function_name, str) else list(function_name)
         self.program = program
         self.functions = [program.function(n) for n in names]
@@ -235,9 +231,7 @@ class FlattenEGraph:
             self._own_facts = tempfile.TemporaryDirectory(prefix="pypto-egg-facts-", dir=_facts_root())
             facts_dir = Path(self._own_facts.name)
             self.egraph = eb.EGraph(fact_directory=self._own_facts.name)
-            for rf in self.rule_files:
-                load_rule_file(self.egraph, rf)
-            combine_stage_rulesets(self.egraph)
+            load_rules(self.egraph, self.rule_files)
         self.report.times["load rules"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         try:
@@ -258,7 +252,7 @@ class FlattenEGraph:
         """Take this function's facts off the thread's shared rules (a no-op for an e-graph of its own)."""
         view = getattr(self, "_view", None)
         if view is not None:
-            view.release()
+            view.release()  # extracted plans and facts read so far stay readable
         if self._shared is not None:
             run_text(self.egraph, "(pop)", "<pop>")
             self._shared.in_use = False
@@ -304,7 +298,7 @@ class FlattenEGraph:
             if plan is not None and plan.op == "BatchMatmul"
         ]
         run_text(self.egraph, " ".join([*routes, "(Settled)"]), "<routes>")
-        if self._view is not None:
+        if self._view is not None:  # what was read before the routes settled is stale
             self._view.release()
         self._view, self._extraction, self._facts = None, None, {}
         self._run_schedule(deadline)
@@ -427,6 +421,19 @@ STRATEGIES = ("reference", "optimal")
 
 def _combined_name(stage: Stage) -> str:
     return "stage__" + "__".join(r for r in stage.rulesets if r).replace("-", "_")
+
+
+def check_strategy(strategy: str) -> str:
+    if strategy not in STRATEGIES:
+        raise UserError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
+    return strategy
+
+
+def load_rules(egraph: eb.EGraph, rule_files: Sequence[RuleFile]) -> None:
+    """The rule files, then one combined ruleset per stage of the schedule."""
+    for rf in rule_files:
+        load_rule_file(egraph, rf)
+    combine_stage_rulesets(egraph)
 
 
 def combine_stage_rulesets(egraph: eb.EGraph) -> None:

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from ..backend import Backend, get_backend
 from ..egraph.encode import walk_calls
-from ..egraph.engine import FlattenEGraph, Limits, run_on_owner
+from ..egraph.engine import FlattenEGraph, Limits, check_strategy, run_on_owner
 from ..egraph.report import RunReport
-from ..errors import PassError, UserError
+from ..errors import PassError
 from ..extract.narrow_carry import narrow_acc_carries
 from ..ir.stmt import Function, Program
 from .preconditions import check_preconditions
@@ -108,15 +108,6 @@ class FlattenTileNdTo2D:
             verify_tile_ops_2d(result)
         return result
 
-    def transform(self, program: Program, fn: Function) -> Function:
-        """One function on its own (the program's other functions are not touched)."""
-        if not fn.type.is_incore:
-            return fn
-        check_preconditions(fn)
-        if self.skip_trivial and nothing_to_flatten(fn):
-            return narrow_acc_carries(retouch(fn))
-        return run_on_owner(self.rewrite, program, [fn])[0]
-
     def rewrite(self, program: Program, fns: list[Function]) -> list[Function]:
         """Encode, saturate and extract the functions together in one e-graph, then lower each in order
         (on the e-graph owner thread)."""
@@ -185,10 +176,7 @@ def flatten_tile_nd_to_2d(
     ValidationError at the first output that differs (default: off, or the PYPTO_EGG_VALIDATE variable).
     `strategy`: "reference" gives the reference pass's answer; "optimal" lets the e-graph hold every legal
     route of each batched-matmul operand and takes the cheapest by `extract.cost.OptimalCostModel`."""
-    from ..egraph.engine import STRATEGIES
-
-    if strategy not in STRATEGIES:
-        raise UserError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
+    check_strategy(strategy)
     if validate is None:
         validate = os.environ.get("PYPTO_EGG_VALIDATE", "") not in ("", "0")
     return FlattenTileNdTo2D(
