@@ -25,6 +25,7 @@ from ..extract import ClassId, EGraphView, Extraction, Term, extract_roots
 from ..extract.cost import CostModel
 from ..ir.stmt import Program
 from .encode import Encoding, encode_functions
+from .relevance import Relevance, all_rules, relevant_rules
 from .report import RunReport
 from .rules import RuleFile, load_rule_file, read_rule_files, run_text, schedule_text, shipped_rule_files
 
@@ -158,15 +159,25 @@ def run_on_owner(fn: Callable[..., T], *args: object) -> T:
     return owner().run(fn, *args)
 
 
-def loaded_rules(rule_files: list[RuleFile]) -> _LoadedRules:
-    """The owner thread's e-graph for these rule files, loaded and type-checked on first use."""
+def loaded_rules(rule_files: Sequence[RuleFile]) -> _LoadedRules:
+    """The owner thread's e-graph for these rule files, loaded and type-checked on first use. Programs whose
+    facts leave the same rules alive (see relevance.py) share one; the least recently used of more than
+    `_MAX_LOADED` is dropped (on this thread, which made it)."""
     own = owner()
     if threading.current_thread() is not own.thread:
         raise RuntimeError("the shared rules may only be used on the e-graph owner thread (see run_on_owner)")
     key = tuple((str(rf.path), rf.text) for rf in rule_files)
-    if key not in own.rules:
-        own.rules[key] = _LoadedRules(rule_files)
-    return own.rules[key]
+    loaded = own.rules.pop(key, None)
+    if loaded is None:
+        loaded = _LoadedRules(list(rule_files))
+        idle = [k for k, v in own.rules.items() if not v.in_use]
+        for oldest in idle[: max(0, len(own.rules) + 1 - _MAX_LOADED)]:
+            del own.rules[oldest]
+    own.rules[key] = loaded  # most recently used last
+    return loaded
+
+
+_MAX_LOADED = 12  # rule sets kept loaded per process (each about 10-20 MB and 0.1-0.2 s to load)
 
 
 def _facts_root() -> str | None:
@@ -194,9 +205,11 @@ class FlattenEGraph:
         cost_model: CostModel | None = None,
         reuse_rules: bool = False,
         strategy: str = "reference",
+        prune_rules: bool = True,
     ) -> None:
         """`reuse_rules`: put the facts on the owner thread's already-loaded rules (only on that thread, see
-        `run_on_owner`; call `close()` when done) instead of loading the rules into an e-graph of its own."""
+        `run_on_owner`; call `close()` when done) instead of loading the rules into an e-graph of its own.
+        `prune_rules`: load only the rules these facts could fire (relevance.py); off, every rule is loaded."""
         self.strategy = check_strategy(strategy)
         names = [function_name] if isinstance(function_name, str) else list(function_name)
         self.program = program
@@ -218,9 +231,20 @@ class FlattenEGraph:
         for extra in extra_rules:
             self.rule_files += read_rule_files(Path(extra))
         self.report.rule_files = list(dict.fromkeys(str(rf.path) for rf in self.rule_files))
+        # only the rules these facts could ever fire are loaded (the host asserts Route and Settled itself)
+        filled = {rel for rel, rows in self.encoding.rows.items() if rows}
+        if self.strategy == "optimal":
+            filled |= {"Route", "Settled"}
+        self.relevance: Relevance = (
+            relevant_rules(tuple(self.rule_files), frozenset(filled))
+            if prune_rules
+            else all_rules(self.rule_files)
+        )
+        self.report.rules_loaded = self.relevance.kept
         _check_not_forked_after_use()
         self._shared: _LoadedRules | None = None
-        shared = loaded_rules(self.rule_files) if reuse_rules and os.getpid() == _IMPORT_PID else None
+        live_files = self.relevance.files
+        shared = loaded_rules(live_files) if reuse_rules and os.getpid() == _IMPORT_PID else None
         if shared is not None and not shared.in_use:  # (re-entrant use builds its own)
             self._shared = shared
             shared.in_use = True
@@ -231,7 +255,7 @@ class FlattenEGraph:
             self._own_facts = tempfile.TemporaryDirectory(prefix="pypto-egg-facts-", dir=_facts_root())
             facts_dir = Path(self._own_facts.name)
             self.egraph = eb.EGraph(fact_directory=self._own_facts.name)
-            load_rules(self.egraph, self.rule_files)
+            load_rules(self.egraph, live_files)
         self.report.times["load rules"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         try:
@@ -308,10 +332,13 @@ class FlattenEGraph:
         rulesets run as one combined ruleset (the same fixpoint as running them in turn), so a stage that
         saturates within a chunk costs one call; the limits are checked between chunks."""
         body = " ".join(f"(run {r})" if r else "(run)" for r in stage.rulesets)
-        parts = [_combined_name(stage)] if any(stage.rulesets) else []
-        if "" in stage.rulesets:
+        live = self.relevance.runs
+        parts = [_combined_name(stage)] if any(r and live(r) for r in stage.rulesets) else []
+        if "" in stage.rulesets and live(""):
             parts.append("")  # the default ruleset (rules of user files) cannot be combined
         run = _StageRun()
+        if not parts:  # no rule of the stage can fire on these facts
+            return run
         while True:
             changed = False
             for part in parts:

@@ -11,6 +11,7 @@ class RunReport:
     rule_files: list[str] = field(default_factory=list)
     statements: int = 0
     facts: int = 0
+    rules_loaded: int = 0  # the rules these facts could fire (egraph/relevance.py)
     stages: list[tuple[list[str], int]] = field(default_factory=list)  # rulesets, iterations
     rules_fired: dict[str, int] = field(default_factory=dict)  # rule name -> matches
     eclasses: int = 0
@@ -20,7 +21,9 @@ class RunReport:
     def __str__(self) -> str:
         lines = [f"e-graph run for function {self.function!r}"]
         lines.append(f"  encoded: {self.statements} tile statements as {self.facts} facts")
-        lines.append(f"  e-graph: {self.eclasses} e-classes, {self.enodes} e-nodes")
+        lines.append(
+            f"  e-graph: {self.eclasses} e-classes, {self.enodes} e-nodes, {self.rules_loaded} rules loaded"
+        )
         for rulesets, iters in self.stages:
             names = ", ".join(r or "<default>" for r in rulesets)
             lines.append(f"  stage [{names}]: {iters} iteration(s)")
@@ -34,6 +37,6 @@ class RunReport:
     def as_dict(self) -> dict[str, object]:
         return {
             "function": self.function, "rule_files": self.rule_files, "statements": self.statements,
-            "facts": self.facts, "stages": self.stages, "rules_fired": self.rules_fired,
+            "facts": self.facts, "rules_loaded": self.rules_loaded, "stages": self.stages, "rules_fired": self.rules_fired,
             "eclasses": self.eclasses, "enodes": self.enodes, "times": self.times,
         }  # fmt: skip

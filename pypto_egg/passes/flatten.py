@@ -45,6 +45,7 @@ class FlattenTileNdTo2D:
     strategy: str = "reference"  # or "optimal": every legal operand route, the cheapest by the cost model
     validation_seeds: int = 2
     validation: ValidationReport | None = None  # what the last validated call checked
+    prune_rules: bool = True  # load only the rules a program's facts could fire (egraph/relevance.py)
 
     name = "FlattenTileNdTo2D"
     required = frozenset({IRProperty.SSAForm, IRProperty.IncoreTileOps, IRProperty.NormalizedStmtStructure})
@@ -116,7 +117,7 @@ class FlattenTileNdTo2D:
 
         with FlattenEGraph(
             program, [fn.name for fn in fns], self.backend, self.extra_rules, self.limits, reuse_rules=True,
-            strategy=self.strategy,
+            strategy=self.strategy, prune_rules=self.prune_rules,
         ) as eg:  # fmt: skip
             eg.saturate()
             plans = eg.plans()

@@ -1,0 +1,128 @@
+"""Only the rules a program's facts could fire are loaded (egraph/relevance.py), and that never changes an answer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+
+import pypto_egg.language as pl
+from pypto_egg import ir
+from pypto_egg.egraph.relevance import relevant_rules
+from pypto_egg.egraph.rules import RuleFile, shipped_rule_files
+from pypto_egg.passes.flatten import FlattenTileNdTo2D
+
+from corpus import PROGRAMS
+from test_flatten_hypothesis import batch_matmul_programs, programs
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+RULES = """(relation A (i64))
+(relation B (i64))
+(relation C (i64))
+(relation D (i64))
+(datatype T (Leaf i64) (Node T T))
+(ruleset r1)
+(ruleset r2)
+;; A fills B, B fills C: both live when A has rows
+(rule ((A x)) ((B x)) :ruleset r1 :name "a-to-b")
+(rule ((B x)) ((C x)
+               (Leaf x)) :ruleset r2 :name "b-to-c")
+;; D is never filled, so this rule can never fire
+(rule ((D x)
+       (A x)) ((C x)) :ruleset r2 :name "needs-d")
+;; a rewrite needs its left side and its :when tables, and fills its right side
+(rewrite (Leaf x) (Node (Leaf x) (Leaf x)) :when ((C x)) :ruleset r2 :name "grow")
+(birewrite (Node a b) (Node b a) :ruleset r2 :name "swap")
+"""
+
+
+def relevance(filled: set[str], text: str = RULES):
+    return relevant_rules((RuleFile(Path("t.egg"), text),), frozenset(filled))
+
+
+def test_a_rule_whose_query_names_a_table_nothing_fills_is_blanked_keeping_line_numbers():
+    r = relevance({"A"})
+    text = r.files[0].text
+    assert '"needs-d"' not in text and '"a-to-b"' in text and '"b-to-c"' in text
+    assert '"grow"' in text and '"swap"' in text  # Leaf is filled by b-to-c, Node by grow
+    assert text.count("\n") == RULES.count("\n")
+    assert text.splitlines().index(next(line for line in text.splitlines() if '"grow"' in line)) == next(
+        i for i, line in enumerate(RULES.splitlines()) if '"grow"' in line
+    )
+    assert (r.kept, r.dropped) == (4, 1)
+    assert r.runs("r1") and r.runs("r2") and not r.runs("")
+
+
+def test_nothing_filled_keeps_no_rule_and_no_ruleset_runs():
+    r = relevance(set())
+    assert (r.kept, r.dropped) == (0, 5)
+    assert not r.runs("r1") and not r.runs("r2")
+
+
+def test_a_top_level_fact_fills_its_table():
+    r = relevance(set(), RULES + "(D 1)\n(A 2)\n")
+    assert '"needs-d"' in r.files[0].text and r.dropped == 0
+
+
+def test_a_file_egglog_cannot_read_keeps_every_rule():
+    r = relevance({"A"}, RULES + "(rule ((A x)) ((B x))")
+    assert r.runs("anything") and r.files[0].text.endswith("((B x))")
+
+
+def test_the_shipped_rules_a_2d_free_elementwise_program_needs_leave_the_batched_matmul_family_out():
+    seed = {"DConstRow", "NilRow", "ConsRow", "OpndNilRow", "OpndVarRow", "LoadRow", "StoreRow", "GenericRow",
+            "CapacityRow", "BudgetRow", "AccBudgetRow", "StmtVarRow", "PageIndexRow", "StrategyRow"}  # fmt: skip
+    r = relevant_rules(tuple(shipped_rule_files()), frozenset(seed))
+    assert r.kept < r.dropped
+    assert r.runs("load") and r.runs("store") and r.runs("generic") and r.runs("arith")
+    assert not r.runs("bmm") and not r.runs("pack") and not r.runs("route") and not r.runs("transpose")
+    text = "".join(f.text for f in r.files)
+    assert '"load-non-mat-keeps-window"' in text and '"store-not-packed-by-default"' in text
+    assert '"bmm-route-whole"' not in text
+
+
+def outcome(program: ir.Program, prune: bool, strategy: str = "reference") -> ir.Program | str:
+    """The pass's answer (interpreted before and after on random inputs: `validate`), or its error."""
+    try:
+        return FlattenTileNdTo2D(prune_rules=prune, strategy=strategy, validate=True)(program)
+    except Exception as e:
+        return f"{type(e).__name__}: {e}"
+
+
+def assert_same_with_and_without_pruning(program: ir.Program, strategy: str = "reference") -> None:
+    pruned, full = outcome(program, True, strategy), outcome(program, False, strategy)
+    if isinstance(pruned, str) or isinstance(full, str):
+        assert pruned == full
+    else:
+        ir.assert_structural_equal(pruned, full)
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_pruned_rules_give_every_corpus_program_the_full_rules_answer(name):
+    try:
+        program = pl.parse(PROGRAMS[name])
+    except Exception:  # the corpus also holds programs the reader rejects
+        return
+    assert_same_with_and_without_pruning(program)
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.py")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("strategy", ["reference", "optimal"])
+def test_pruned_rules_give_every_example_the_full_rules_answer(path, strategy):
+    for program in pl.parse_all(path.read_text()):
+        assert_same_with_and_without_pruning(program, strategy)
+
+
+@settings(max_examples=40, deadline=None)
+@given(programs())
+def test_pruned_rules_give_generated_programs_the_full_rules_answer(case):
+    assert_same_with_and_without_pruning(case[0])
+
+
+@settings(max_examples=30, deadline=None)
+@given(batch_matmul_programs())
+def test_pruned_rules_give_generated_batched_matmuls_the_full_rules_answer(before):
+    assert_same_with_and_without_pruning(before)
+    assert_same_with_and_without_pruning(before, "optimal")
