@@ -55,6 +55,18 @@ def test_a_rule_whose_query_names_a_table_nothing_fills_is_blanked_keeping_line_
     assert r.runs("r1") and r.runs("r2") and not r.runs("")
 
 
+def test_declarations_nothing_names_are_blanked_and_a_kept_table_keeps_its_sorts():
+    text = (
+        relevance({"A"}, RULES + "(relation E (T))\n(relation F (i64))\n(rule ((A x)) ((E (Leaf x))))\n")
+        .files[0]
+        .text
+    )
+    assert "(relation D (i64))" not in text and "(relation F (i64))" not in text  # named by no live rule
+    assert "(relation E (T))" in text and "(datatype T (Leaf i64) (Node T T))" in text
+    only_c = relevance({"C"}, "(datatype T (Leaf i64))\n(relation C (i64))\n(relation G (T))\n").files[0].text
+    assert "(datatype T" not in only_c and "(relation G" not in only_c and "(relation C (i64))" in only_c
+
+
 def test_nothing_filled_keeps_no_rule_and_no_ruleset_runs():
     r = relevance(set())
     assert (r.kept, r.dropped) == (0, 5)
@@ -81,6 +93,7 @@ def test_the_shipped_rules_a_2d_free_elementwise_program_needs_leave_the_batched
     text = "".join(f.text for f in r.files)
     assert '"load-non-mat-keeps-window"' in text and '"store-not-packed-by-default"' in text
     assert '"bmm-route-whole"' not in text
+    assert "(relation BmmReq" not in text and "(relation LoadReq" in text and "(datatype Plan" in text
 
 
 def outcome(program: ir.Program, prune: bool, strategy: str = "reference") -> ir.Program | str:

@@ -173,13 +173,16 @@ def relevant_rules(files: tuple[RuleFile, ...], filled: frozenset[str]) -> Relev
                 if needs <= populated and i not in live:
                     live.add(i)
                     changed = True
+    dead = [rules[i][0] for i in range(len(rules)) if i not in live]
+    blanks = [(r.file, r.form) for r in dead] + _unused_declarations(
+        parsed, [rules[i][0] for i in live], filled
+    )
     texts = [rf.text for rf in files]
-    # blank dead rules from the end of each file backwards, so earlier spans stay valid
-    for i in sorted(set(range(len(rules))) - live, key=lambda i: -rules[i][0].form.start):
-        rule = rules[i][0]
-        text = texts[rule.file]
-        span = text[rule.form.start : rule.form.end]
-        texts[rule.file] = text[: rule.form.start] + "\n" * span.count("\n") + text[rule.form.end :]
+    # blank from the end of each file backwards, so earlier spans stay valid
+    for fi, form in sorted(blanks, key=lambda b: (b[0], -b[1].start)):
+        text = texts[fi]
+        span = text[form.start : form.end]
+        texts[fi] = text[: form.start] + "\n" * span.count("\n") + text[form.end :]
     pruned = tuple(RuleFile(rf.path, text) for rf, text in zip(files, texts))
     return Relevance(
         pruned,
@@ -187,6 +190,40 @@ def relevant_rules(files: tuple[RuleFile, ...], filled: frozenset[str]) -> Relev
         kept=len(live),
         dropped=len(rules) - len(live),
     )
+
+
+def _unused_declarations(
+    parsed: list[list[_Form]], live: list[_Rule], filled: frozenset[str]
+) -> list[tuple[int, _Form]]:
+    """Declarations no live rule, fact or command names, and no kept declaration needs as its sort: each
+    table egglog holds costs on every push, pop and command."""
+    decls: dict[str, tuple[int, _Form, frozenset[str]]] = {}  # table or sort -> where, names it mentions
+    variants: dict[str, str] = {}  # a datatype's variant -> its sort
+    named: set[str] = set(filled)
+    for fi, forms in enumerate(parsed):
+        for f in forms:
+            t = f.tree
+            if not isinstance(t, list) or not t or not isinstance(t[0], str):
+                continue
+            if t[0] in _DECLARES_TABLE and isinstance(t[1], str):
+                decls[t[1]] = (fi, f, frozenset(_symbols(t[2:])))
+            elif t[0] == "datatype" and isinstance(t[1], str):
+                decls[t[1]] = (fi, f, frozenset(_symbols(t[2:])))
+                variants.update(
+                    (v[0], t[1]) for v in t[2:] if isinstance(v, list) and v and isinstance(v[0], str)
+                )
+            elif t[0] not in _RULE_FORMS and t[0] not in ("sort", "ruleset"):
+                named.update(_symbols(t))  # a top-level fact or command
+    for rule in live:
+        named.update(_symbols(rule.form.tree))
+    keep: set[str] = set()
+    todo = [variants.get(n, n) for n in named if variants.get(n, n) in decls]
+    while todo:
+        name = todo.pop()
+        if name not in keep:
+            keep.add(name)
+            todo.extend(variants.get(n, n) for n in decls[name][2] if variants.get(n, n) in decls)
+    return [(fi, f) for name, (fi, f, _) in decls.items() if name not in keep]
 
 
 def all_rules(files: Sequence[RuleFile]) -> Relevance:
