@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pypto_egg.egraph.encode import blocks
 from pypto_egg.errors import InternalError, TypeDeductionError
@@ -187,13 +187,19 @@ class Lowerer:
         self.renewed: set[int] = set()
         self.rewrote = False  # whether any statement came out different (read by the trivial path)
         self._collect_vars()
-        self.handlers: dict[str, Callable[[Stmt, Call, Term, Ctx, list[Stmt]], None]] = {
-            "Keep": self.keep, "Retype": self.retype, "Forward": self.forward, "LoadFlat": self.load_flat,
-            "LoadCollapsed": self.load_collapsed, "StorePartition": self.store, "StorePartitionFlat": self.store,
-            "Alloc": self.alloc, "AssembleFold": self.assemble, "Reshape2D": self.reshape,
-            "Transpose2D": self.transpose_2d, "TransposeUnroll": self.transpose_unroll, "Fail": self.fail,
-            "Rededuce": self.rededuce, "AsView": self.as_view,
-        }  # fmt: skip
+
+    # plan op -> the method that lowers it (names, not bound methods: a lowerer must not refer to itself, or
+    # it and the e-graph it reads would live until the cyclic collector runs)
+    HANDLERS: ClassVar[dict[str, str]] = {
+        "Keep": "keep", "Retype": "retype", "Forward": "forward", "LoadFlat": "load_flat",
+        "LoadCollapsed": "load_collapsed", "StorePartition": "store", "StorePartitionFlat": "store",
+        "Alloc": "alloc", "AssembleFold": "assemble", "Reshape2D": "reshape",
+        "Transpose2D": "transpose_2d", "TransposeUnroll": "transpose_unroll", "Fail": "fail",
+        "Rededuce": "rededuce", "AsView": "as_view",
+    }  # fmt: skip
+
+    def handle(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
+        getattr(self, self.HANDLERS[plan.op])(s, call, plan, ctx, out)
 
     def _collect_vars(self) -> None:
         for p in self.fn.params:
@@ -234,7 +240,7 @@ class Lowerer:
                 plan = self.plans.get(sid)
                 if plan is None:
                     raise diag.internal(f"no lowering was extracted for {value.op} (statement {sid})")
-                self.handlers[plan.op](s, value, plan, ctx, out)
+                self.handle(s, value, plan, ctx, out)
             else:
                 self.passthrough(s, value, ctx, out)
         elif isinstance(s, SeqStmts):

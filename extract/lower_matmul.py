@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pypto_egg.errors import PassError
 from pypto_egg.ir.expr import Call, ConstBool, Expr, MakeTuple, Var, type_of
@@ -35,10 +35,11 @@ class MatmulLowerer(Lowerer):
         facts: Callable[[str], list[tuple[Any, ...]]] | None = None,
     ) -> None:
         super().__init__(fn, enc, plans, facts)
-        self.handlers.update({
-            "BatchMatmul": self.batch_matmul, "ToMat": self.to_mat, "Drop": self.drop, "AllocAcc": self.alloc_acc,
-            "PackedDrain": self.packed_drain, "Rewindow": self.rewindow, "RowDrain": self.row_drain,
-        })  # fmt: skip
+
+    HANDLERS: ClassVar[dict[str, str]] = {
+        **Lowerer.HANDLERS, "BatchMatmul": "batch_matmul", "ToMat": "to_mat", "Drop": "drop",
+        "AllocAcc": "alloc_acc", "PackedDrain": "packed_drain", "Rewindow": "rewindow", "RowDrain": "row_drain",
+    }  # fmt: skip
 
     def to_mat(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         """B-043: the load states target_memory=Mat and its type lives in Mat; then the inner plan lowers it."""
@@ -49,7 +50,7 @@ class MatmulLowerer(Lowerer):
         assert isinstance(var_t, TileType)
         mat_s = replace(s, var=Var(s.var.name, retile(var_t, memory=MemorySpace.Mat), s.var.span, s.var.uid))
         before = len(out)
-        self.handlers[inner.op](mat_s, replace(call, kwargs=kwargs), inner, ctx, out)
+        self.handle(mat_s, replace(call, kwargs=kwargs), inner, ctx, out)
         if isinstance(s, AssignStmt) and s.var.uid in ctx:
             ctx[s.var.uid] = next(x.var for x in reversed(out[before:]) if isinstance(x, AssignStmt))
 
