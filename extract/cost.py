@@ -21,9 +21,10 @@ if TYPE_CHECKING:
 INF = math.inf
 
 HANDLES = {"DimOf", "DimsOf", "OpndsOf"}
+# the derived dimension functions of rules/sorts.egg, rewritten away by the rules
 HELPERS = {
     "Rows", "RowsFrom", "LastDim", "Init", "Flat", "MergeValid", "VRow", "VRowAcc", "RowOff", "RowOffFrom", "Off2D",
-    "Ones", "Rev", "RevAcc",
+    "Ones", "Rev", "RevAcc", "BcastRev", "ProdAll", "BIdxRev", "AdjOffs",
 }  # fmt: skip
 # Diagnostics the reference raises before others of the same statement.
 FAIL_PRIORITY = {"D-14": 1, "D-02-BMM": 2, "BMM-ACC-DYN": 3}
@@ -36,6 +37,9 @@ class CostModel(Protocol):
 
 
 class DefaultCostModel:
+    # constructors no choice of this model ever takes: the view of the e-graph need not even read them
+    unextractable: frozenset[str] = frozenset(HANDLES | HELPERS)
+
     def node_cost(self, node: ENode) -> float:
         op = node.op
         if op in HANDLES or op in HELPERS or op.endswith("Req"):

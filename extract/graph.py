@@ -81,6 +81,7 @@ class _Relations(dict[str, list[tuple["ClassId | Prim", ...]]]):
 class EGraphView:
     classes: dict[ClassId, list[ENode]] = field(default_factory=lambda: defaultdict(list))
     relations: dict[str, list[tuple[ClassId | Prim, ...]]] = field(default_factory=dict)
+    skipped_nodes: int = 0  # rows of the constructors the view was asked not to read
 
     def release(self) -> None:
         """Let go of egglog's objects, on the thread that owns them (see `_Relations.release`)."""
@@ -93,11 +94,13 @@ class EGraphView:
 
     @property
     def num_nodes(self) -> int:
-        return sum(len(v) for v in self.classes.values())
+        """Every e-node of the e-graph, read or skipped."""
+        return sum(len(v) for v in self.classes.values()) + self.skipped_nodes
 
     @classmethod
-    def from_egraph(cls, egraph: eb.EGraph) -> EGraphView:
-        """Read every constructor row (skipping subsumed ones); relation rows are read when asked for."""
+    def from_egraph(cls, egraph: eb.EGraph, skip: frozenset[str] = frozenset()) -> EGraphView:
+        """Read every constructor row (skipping subsumed ones, and every row of the constructors in `skip`,
+        which no extraction will take); relation rows are read when asked for."""
         frozen = egraph.freeze()
         convert: dict[str, Callable[[Any], Prim]] = {
             "i64": egraph.value_to_i64, "f64": egraph.value_to_f64, "String": egraph.value_to_string,
@@ -121,12 +124,16 @@ class EGraphView:
 
         relations: dict[str, Any] = {}
         classes: dict[ClassId, list[ENode]] = defaultdict(list)
+        skipped = 0
         for name, fn in frozen.functions.items():
             if fn.output_sort in ("Unit", "unit") or fn.output_sort.startswith("@"):  # a relation
                 relations[name] = fn
                 continue
             if fn.output_sort in PRIMITIVE_SORTS:  # an analysis function (Len, NonContig, ...): not a term,
                 relations[name] = fn  # read like a relation whose last column is the value
+                continue
+            if name in skip:
+                skipped += len(fn.rows)
                 continue
             sorts = fn.input_sorts
             prim = [s in PRIMITIVE_SORTS for s in sorts]
@@ -136,4 +143,4 @@ class EGraphView:
                 args = tuple(arg(s, v) if p else cid(v) for s, v, p in zip(sorts, r.inputs, prim))
                 out = cid(r.output)
                 classes[out].append(ENode(name, args, out))
-        return cls(classes, _Relations(relations, arg))
+        return cls(classes, _Relations(relations, arg), skipped)

@@ -133,17 +133,28 @@ class MatmulLowerer(Lowerer):
         bases = {r[1]: r[2] for r in self.facts("BmmBaseRow") if r[0] == sid}
         views = {as_int(r[1]) for r in self.facts("ViewOperand") if r[0] == sid}
 
+        # every page of a side re-loads through the same 2-D view shape and window, so the view and the load
+        # are deduced once per side; their offsets alone differ, and no deduction reads them
+        reloaded: dict[tuple[int, int, int, int], tuple[Call, Call]] = {}
+
         def page(side: int, i: int, b: int, operand: Expr) -> Var:
             label = "lhs" if side == 0 else "rhs"
             if routes[side] == 0:  # re-load page b of the operand's tensor (B-138)
                 view_shape, pos, x, y = reloads[(i, side)]
                 _, base = self.enc.statements[as_int(bases[side])]
-                src = substitute(base.args[0], ctx)
-                view_call = make_call("tensor.view", (src, self.tuple_of(view_shape, call)), span=span)
+                key = (side, id(view_shape), id(x), id(y))
+                if key not in reloaded:
+                    src = substitute(base.args[0], ctx)
+                    view_call = make_call("tensor.view", (src, self.tuple_of(view_shape, call)), span=span)
+                    window = MakeTuple((self.decode.dim(x, span), self.decode.dim(y, span)), span)
+                    load_call = make_call("tile.load", (view_call, self.tuple_of(pos, call), window, window),
+                                          dict(base.kwargs), base.attrs,
+                                          span)  # fmt: skip
+                    reloaded[key] = (view_call, load_call)
+                view_call, load_call = reloaded[key]
                 view = self.emit(f"{label}_pbview2d_{b}", view_call, s.span, out)
-                window = MakeTuple((self.decode.dim(x, span), self.decode.dim(y, span)), span)
-                load_args = (view, self.tuple_of(pos, call), window, window)
-                load = make_call("tile.load", load_args, dict(base.kwargs), base.attrs, span)
+                shared = load_call.args[2]
+                load = replace(load_call, args=(view, self.tuple_of(pos, call), shared, shared))
                 loaded = self.emit(f"{label}_pbload_{b}", load, s.span, out)
                 if side in views:
                     view_of = make_call("tile.transpose_view", (loaded,), span=span)

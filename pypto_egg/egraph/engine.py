@@ -22,7 +22,7 @@ import egglog.bindings as eb
 from ..backend import Backend, get_backend
 from ..errors import RuleError, ScheduleLimitError, UserError
 from ..extract import ClassId, EGraphView, Extraction, Term, extract_roots
-from ..extract.cost import CostModel
+from ..extract.cost import CostModel, DefaultCostModel
 from ..ir.stmt import Program
 from .encode import Encoding, encode_functions
 from .relevance import Relevance, all_rules, relevant_rules
@@ -383,8 +383,9 @@ class FlattenEGraph:
     # ------------------------------------------------------------ extraction
 
     def view(self) -> EGraphView:
-        if self._view is None:
-            self._view = EGraphView.from_egraph(self.egraph)
+        if self._view is None:  # the constructors the cost model never extracts are not read
+            model = self.cost_model or DefaultCostModel()
+            self._view = EGraphView.from_egraph(self.egraph, getattr(model, "unextractable", frozenset()))
         return self._view
 
     def extraction(self) -> Extraction:

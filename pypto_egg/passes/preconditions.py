@@ -8,7 +8,7 @@ pass before lowering.
 from __future__ import annotations
 
 from ..egraph.encode import walk_calls
-from ..ir.expr import MakeTuple, static_int, type_of
+from ..ir.expr import Call, MakeTuple, TupleGetItem, Var, static_int, type_of
 from ..ir.ops import REGISTRY, fmt_shape
 from ..ir.span import Span
 from ..ir.stmt import AssignStmt, Function
@@ -30,21 +30,34 @@ def check_merged_rows(op: str, t: TileType, var: str | None, span: Span | None) 
         merged *= dim
 
 
+def _tile_types(call: Call, result: object) -> list[TileType]:
+    """The tile types of a call's operands and result (constants and tuple literals have none)."""
+    out = []
+    for a in (*call.args, result):
+        t = a.type if isinstance(a, Var | Call) else type_of(a) if isinstance(a, TupleGetItem) else a
+        if isinstance(t, TileType):
+            out.append(t)
+    return out
+
+
 def check_preconditions(fn: Function) -> None:
     checked: set[int] = set()  # N-D tile types whose dims passed (variables share their type object)
     for stmt, call in walk_calls(fn.body):
+        result = stmt.var.type if isinstance(stmt, AssignStmt) else call.type
+        tiles = _tile_types(call, result)
+        if not tiles:
+            continue
         var = stmt.var.name if isinstance(stmt, AssignStmt) else None
         span = stmt.span or call.span
-        result = stmt.var.type if isinstance(stmt, AssignStmt) else call.type
         if not REGISTRY[call.op].deduces:
-            nd = next((t for t in [*(type_of(a) for a in call.args), result] if is_nd_tile(t)), None)
-            if isinstance(nd, TileType):
+            nd = next((t for t in tiles if is_nd_tile(t)), None)
+            if nd is not None:
                 raise diag.no_deduction_on_nd(call.op, nd.shape, var, span)
             continue
         if not call.op.startswith("tile."):
             continue
-        for t in [*(type_of(a) for a in call.args), result]:
-            if isinstance(t, TileType) and t.rank > 2 and id(t) not in checked:
+        for t in tiles:
+            if t.rank > 2 and id(t) not in checked:
                 checked.add(id(t))
                 for i, d in enumerate(t.shape):
                     value = static_int(d)
