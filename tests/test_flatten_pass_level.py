@@ -12,6 +12,7 @@ from pypto_egg import passes
 from pypto_egg.errors import InternalError, PassError
 from pypto_egg.passes import IRProperty
 
+from corpus import PROGRAMS
 from helpers import flatten
 
 S = pl.dynamic("S")
@@ -287,3 +288,29 @@ def test_functions_that_share_statement_objects_are_each_rewritten():
     from pypto_egg.ir.printer import python_print
 
     assert python_print(after.functions[1]) == python_print(after.functions[0]).replace("def k0(", "def k1(")
+
+
+def test_the_cyclic_collector_is_restored_and_what_the_caller_froze_stays_frozen():
+    import gc
+
+    program = pl.parse(PROGRAMS["seed"])
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        after = passes.flatten_tile_nd_to_2d(validate=False)(program)
+        assert gc.isenabled() and gc.get_freeze_count() == 0
+        # what the pass kept went to the old generation without a young collection visiting it
+        assert any(o is after for o in gc.get_objects(generation=2))
+        marker = [[]]
+        gc.freeze()
+        assert not any(o is marker for o in gc.get_objects())  # frozen objects are in no generation
+        passes.flatten_tile_nd_to_2d()(pl.parse(PROGRAMS["seed"]))
+        assert not any(o is marker for o in gc.get_objects())  # a caller's frozen objects are not unfrozen
+        gc.unfreeze()
+        gc.disable()
+        passes.flatten_tile_nd_to_2d()(program)
+        assert not gc.isenabled()  # a caller who turned the collector off keeps it off
+    finally:
+        gc.unfreeze()
+        (gc.enable if was else gc.disable)()
+    assert "pl.Tile[[6, 4]" in after.as_python()
