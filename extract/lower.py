@@ -66,6 +66,9 @@ class TermDecoder:
 
     def __init__(self, enc: Encoding) -> None:
         self.enc = enc
+        # terms are shared per e-class, so many statements decode the same shape term; decoded without a
+        # span, the expressions are the same for each of them (kept with the term, whose id is the key)
+        self._unspanned: dict[int, tuple[Term, tuple[Expr, ...]]] = {}
 
     def dim(self, t: Term | Any, span: Span | None = None) -> Expr:
         """A dimension term as an IR expression; new nodes carry `span` (the call they belong to, B-029)."""
@@ -80,6 +83,17 @@ class TermDecoder:
         raise InternalError(f"cannot decode dimension term {t}")
 
     def dims(self, t: Term | Any, span: Span | None = None) -> tuple[Expr, ...]:
+        if span is None:
+            hit = self._unspanned.get(id(t))
+            if hit is not None and hit[0] is t:
+                return hit[1]
+            decoded = self._dims(t, None)
+            if isinstance(t, Term):
+                self._unspanned[id(t)] = (t, decoded)
+            return decoded
+        return self._dims(t, span)
+
+    def _dims(self, t: Term | Any, span: Span | None) -> tuple[Expr, ...]:
         out: list[Expr] = []
         while isinstance(t, Term) and t.op == "DCons":
             out.append(self.dim(t.args[0], span))

@@ -48,12 +48,16 @@ _INT64_MAX = 2**63 - 1
 def walk_calls(body: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, Call]]:
     """Every statement whose value is an op call, in program order, through nested blocks."""
     for s in body:
-        if isinstance(s, AssignStmt | EvalStmt):
-            value = s.value if isinstance(s, AssignStmt) else s.expr
-            if isinstance(value, Call) and not value.is_function:
-                yield s, value
-        for inner in child_bodies(s):
-            yield from walk_calls(inner)
+        if isinstance(s, AssignStmt):
+            value = s.value
+        elif isinstance(s, EvalStmt):
+            value = s.expr
+        else:
+            for inner in child_bodies(s):
+                yield from walk_calls(inner)
+            continue
+        if isinstance(value, Call) and not value.is_function:
+            yield s, value
 
 
 def child_bodies(s: Stmt) -> tuple[tuple[Stmt, ...], ...]:

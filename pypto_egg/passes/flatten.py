@@ -74,8 +74,7 @@ class FlattenTileNdTo2D:
     def _run(self, program: Program) -> Program:
         self.reports = []
         out: dict[int, Function] = {}
-        batches: list[list[int]] = [[]]  # function indices that share one e-graph
-        seen: set[int] = set()  # the statements of the current batch, by identity
+        todo: list[int] = []  # the functions the e-graph rewrites
         failed: PassError | None = None
         for i, fn in enumerate(program.functions):
             if not fn.type.is_incore:
@@ -89,13 +88,8 @@ class FlattenTileNdTo2D:
             if self.skip_trivial and nothing_to_flatten(fn):
                 out[i] = narrow_acc_carries(retouch(fn))
                 continue
-            ids = {id(s) for s, _ in walk_calls(fn.body)}
-            if ids & seen:  # a function copied from another: the encoder keys statements by identity
-                batches.append([])
-                seen = set()
-            batches[-1].append(i)
-            seen |= ids
-        for batch in batches:
+            todo.append(i)
+        for batch in _batches(program, todo):
             if batch:
                 fns = [program.functions[i] for i in batch]
                 out.update(zip(batch, run_on_owner(self.rewrite, program, fns)))
@@ -134,6 +128,23 @@ class FlattenTileNdTo2D:
             eg.report.times["lower"] = time.perf_counter() - t0
         self.reports.append(eg.report)
         return lowered
+
+
+def _batches(program: Program, todo: list[int]) -> list[list[int]]:
+    """The functions that can share one e-graph: the encoder keys statements by identity, so a function
+    that shares statement objects with an earlier one of its batch (a copy) starts another."""
+    if len(todo) < 2:
+        return [todo]
+    batches: list[list[int]] = [[]]
+    seen: set[int] = set()  # the statements of the current batch
+    for i in todo:
+        ids = {id(s) for s, _ in walk_calls(program.functions[i].body)}
+        if ids & seen:
+            batches.append([])
+            seen = set()
+        batches[-1].append(i)
+        seen |= ids
+    return batches
 
 
 _GC_LOCK = threading.Lock()
