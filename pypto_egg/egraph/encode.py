@@ -117,6 +117,7 @@ class Encoding:
     _dims: dict[Any, int] = field(default_factory=dict)
     _lists: dict[tuple[int, ...], int] = field(default_factory=dict)
     _opnds: dict[tuple[Any, ...], int] = field(default_factory=dict)
+    _static_lists: dict[tuple[int, ...], int] = field(default_factory=dict)
 
     # ------------------------------------------------------------ dims
 
@@ -163,8 +164,14 @@ class Encoding:
         return f"x{i}"
 
     def dims(self, items: tuple[Expr, ...]) -> int:
-        ids = tuple(self.dim(d) for d in items)
-        return self._list(ids)
+        values = [d.value for d in items if type(d) is ConstInt]
+        if len(values) == len(items):  # a static list: one look-up (most shapes, offsets and windows)
+            key = tuple(values)
+            found = self._static_lists.get(key)
+            if found is None:
+                found = self._static_lists[key] = self._list(tuple(self.dim(d) for d in items))
+            return found
+        return self._list(tuple(self.dim(d) for d in items))
 
     def _list(self, ids: tuple[int, ...]) -> int:
         if ids in self._lists:
