@@ -40,6 +40,7 @@ RELATIONS: dict[str, int] = {
     "GenericRow": 4, "CapacityRow": 2, "BmmRow": 10, "BudgetRow": 1, "StmtVarRow": 2, "RefRow": 4, "DefRow": 3,
     "SafeRow": 1, "BmmBaseRow": 3, "BmmLegacyRow": 4, "BmmOpVarRow": 3, "AliasRow": 2, "AccVarRow": 6, "DefKindRow": 2, "UseKindRow": 3,
     "PoisonRow": 1, "PageIndexRow": 1, "StrategyRow": 1, "MemRefRow": 1, "BmmAccRow": 2, "AccBudgetRow": 1, "SliceRow": 6, "InsertRow": 5,
+    "BmmOutRow": 2, "VecBudgetRow": 1,
 }  # fmt: skip
 BMM_OPS = ("tile.batch_matmul", "tile.batch_matmul_acc")
 _INT64_MAX = 2**63 - 1
@@ -356,6 +357,9 @@ def encode_functions(
     enc.rows["StrategyRow"] = [(strategy,)]
     acc = backend.capacity.get(MemorySpace.Acc) if backend is not None else None
     enc.rows["AccBudgetRow"].append((acc if acc else _INT64_MAX,))
+    if enc.rows.get("BmmOutRow"):  # only a staging tile of batched-matmul pages is weighed against Vec
+        vec = backend.capacity.get(MemorySpace.Vec) if backend is not None else None
+        enc.rows["VecBudgetRow"].append((vec if vec else _INT64_MAX,))
     for st, sid in ((st, sid) for sid, (st, _) in enumerate(enc.statements)):
         if isinstance(st, AssignStmt):
             enc.rows["StmtVarRow"].append((sid, st.var.uid))

@@ -17,6 +17,7 @@ from ..egraph.encode import walk_calls
 from ..egraph.engine import FlattenEGraph, Limits, check_strategy, run_on_owner
 from ..egraph.report import RunReport
 from ..errors import PassError
+from ..extract.cost import CostModel
 from ..extract.narrow_carry import narrow_acc_carries
 from ..ir.stmt import Function, Program
 from .preconditions import check_preconditions
@@ -46,6 +47,7 @@ class FlattenTileNdTo2D:
     validation_seeds: int = 2
     validation: ValidationReport | None = None  # what the last validated call checked
     prune_rules: bool = True  # load only the rules a program's facts could fire (egraph/relevance.py)
+    cost_model: CostModel | None = None  # what extraction minimises (default: the strategy's model)
 
     name = "FlattenTileNdTo2D"
     required = frozenset({IRProperty.SSAForm, IRProperty.IncoreTileOps, IRProperty.NormalizedStmtStructure})
@@ -111,7 +113,7 @@ class FlattenTileNdTo2D:
 
         with FlattenEGraph(
             program, [fn.name for fn in fns], self.backend, self.extra_rules, self.limits, reuse_rules=True,
-            strategy=self.strategy, prune_rules=self.prune_rules,
+            strategy=self.strategy, prune_rules=self.prune_rules, cost_model=self.cost_model,
         ) as eg:  # fmt: skip
             eg.saturate()
             plans = eg.plans()
@@ -189,19 +191,21 @@ def flatten_tile_nd_to_2d(
     validate: bool | None = None,
     seeds: int = 2,
     strategy: str = "reference",
+    cost_model: CostModel | None = None,
 ) -> FlattenTileNdTo2D:
     """The pass object: `passes.flatten_tile_nd_to_2d()(program) -> Program`.
 
     `validate`: interpret every rewritten function before and after on `seeds` random inputs and raise
     ValidationError at the first output that differs (default: off, or the PYPTO_EGG_VALIDATE variable).
     `strategy`: "reference" gives the reference pass's answer; "optimal" lets the e-graph hold every legal
-    route of each batched-matmul operand and takes the cheapest by `extract.cost.OptimalCostModel`."""
+    route of each batched-matmul operand and takes the cheapest by `extract.cost.OptimalCostModel`.
+    `cost_model`: extraction minimises this model instead (see extract/cost.py)."""
     check_strategy(strategy)
     if validate is None:
         validate = os.environ.get("PYPTO_EGG_VALIDATE", "") not in ("", "0")
     return FlattenTileNdTo2D(
         get_backend(backend), tuple(extra_rules), verify, limits or Limits(), validate=validate,
-        validation_seeds=seeds, strategy=strategy,
+        validation_seeds=seeds, strategy=strategy, cost_model=cost_model,
     )  # fmt: skip
 
 
