@@ -103,6 +103,11 @@ class TermDecoder:
         return tuple(out)
 
 
+def with_operands(call: Call, args: tuple[Expr, ...]) -> Call:
+    """`call` on other operands of the same types and extents, which its deduction would give the same type."""
+    return Call(call.op, args, call.type, call.kwargs, call.attrs, call.span, call.is_function)
+
+
 def substitute(e: Expr, ctx: Ctx) -> Expr:
     """`e` with every mapped variable replaced; the same object when nothing changed."""
     if isinstance(e, Var):
@@ -549,16 +554,28 @@ class Lowerer:
             s.span,
             out,
         )
+        # every page is the same [A, B] box at another offset: its calls are deduced once (no deduction reads
+        # an offset) and the other pages' calls take those types
+        first: dict[str, Call] = {}
+
+        def page_call(role: str, op: str, args: tuple[Expr, ...]) -> Call:
+            if role not in first:
+                first[role] = make_call(op, args, span=span)
+                return first[role]
+            return with_operands(first[role], args)
+
+        box = int_tuple(a, b, span=span)
         for i, in_row, out_row in pages:
-            page = self.emit(f"trans_page_{i}", make_call("tile.slice", (x, int_tuple(a, b, span=span), int_tuple(in_row, 0, span=span)), span=span),
-                             s.span, out)  # fmt: skip
-            tmp = self.emit(f"trans_tmp_{i}", make_call("tile.slice", (pool, int_tuple(a, b, span=span), int_tuple(in_row, 0, span=span)), span=span),
-                            s.span, out)  # fmt: skip
-            tr = self.emit(f"trans_{i}", make_call("tile.transpose", (page, ConstInt(0, span=span), ConstInt(1, span=span), tmp), span=span),
-                           s.span, out)  # fmt: skip
+            at = int_tuple(in_row, 0, span=span)
+            page = self.emit(f"trans_page_{i}", page_call("page", "tile.slice", (x, box, at)), s.span, out)
+            tmp = self.emit(f"trans_tmp_{i}", page_call("tmp", "tile.slice", (pool, box, at)), s.span, out)
+            axes = (ConstInt(0, span=span), ConstInt(1, span=span))
+            tr = self.emit(
+                f"trans_{i}", page_call("trans", "tile.transpose", (page, *axes, tmp)), s.span, out
+            )
             acc = self.emit(
                 name,
-                make_call("tile.assemble", (acc, tr, int_tuple(out_row, 0, span=span)), span=span),
+                page_call("out", "tile.assemble", (acc, tr, int_tuple(out_row, 0, span=span))),
                 s.span,
                 out,
             )

@@ -17,7 +17,7 @@ from pypto_egg.ir.stmt import AssignStmt, Function, Stmt
 from pypto_egg.ir.types import MemorySpace, TileType, retile
 from pypto_egg.passes.diagnostics import where
 
-from .lower import Ctx, Lowerer, as_int, carry, int_tuple, substitute
+from .lower import Ctx, Lowerer, as_int, carry, int_tuple, substitute, with_operands
 from .term import Term
 
 if TYPE_CHECKING:
@@ -136,6 +136,17 @@ class MatmulLowerer(Lowerer):
         # every page of a side re-loads through the same 2-D view shape and window, so the view and the load
         # are deduced once per side; their offsets alone differ, and no deduction reads them
         reloaded: dict[tuple[int, int, int, int], tuple[Call, Call]] = {}
+        # likewise every page's slice, matmul, move, cast, window and assemble: the same extents at other
+        # offsets (no deduction reads an offset), deduced for the first page
+        first: dict[str, Call] = {}
+
+        def page_call(
+            role: str, op: str, args: tuple[Expr, ...], kwargs: dict[str, Any] | None = None
+        ) -> Call:
+            if role not in first:
+                first[role] = make_call(op, args, kwargs, span=span)
+                return first[role]
+            return with_operands(first[role], args)
 
         def page(side: int, i: int, b: int, operand: Expr) -> Var:
             label = "lhs" if side == 0 else "rhs"
@@ -157,13 +168,12 @@ class MatmulLowerer(Lowerer):
                 load = replace(load_call, args=(view, self.tuple_of(pos, call), shared, shared))
                 loaded = self.emit(f"{label}_pbload_{b}", load, s.span, out)
                 if side in views:
-                    view_of = make_call("tile.transpose_view", (loaded,), span=span)
+                    view_of = page_call(f"{label}-view", "tile.transpose_view", (loaded,))
                     return self.emit(f"{label}_pbview_{b}", view_of, s.span, out)
                 return loaded
             row, col, r, c = (as_int(x) for x in slices[(i, side)])
-            value = make_call(
-                "tile.slice", (operand, int_tuple(r, c, span=span), int_tuple(row, col, span=span)), span=span
-            )
+            value = page_call(f"{label}-slice", "tile.slice", (operand, int_tuple(r, c, span=span),
+                              int_tuple(row, col, span=span)))  # fmt: skip
             return self.emit(f"{label}_slice_{b}", value, s.span, out)
 
         acc: Expr | None = substitute(info.acc, ctx) if info.acc is not None else None
@@ -203,39 +213,41 @@ class MatmulLowerer(Lowerer):
                 offset = int_tuple(
                     0, cols[i], span=span
                 )  # one tuple for the window and its writeback (B-139)
-                win = self.emit(f"acc_page_{i}", make_call("tile.slice", (acc, int_tuple(m, n, span=span), offset),
-                                span=span), s.span, out)  # fmt: skip
+                win = self.emit(f"acc_page_{i}", page_call("acc-window", "tile.slice", (acc, int_tuple(m, n, span=span),
+                                offset)), s.span, out)  # fmt: skip
                 cond: Expr | None = ConstBool(True, span) if mode == "packed-producer" else init
                 args = (win, lp, rp) if cond is None else (win, lp, rp, cond)
                 part = self.emit(
-                    f"matmul_acc_{i}", make_call("tile.matmul_acc", args, span=span), s.span, out
+                    f"matmul_acc_{i}", page_call("matmul-acc", "tile.matmul_acc", args), s.span, out
                 )
-                acc = self.emit(name, make_call("tile.assemble", (acc, part, offset), span=span), s.span, out)
+                acc = self.emit(
+                    name, page_call("assemble", "tile.assemble", (acc, part, offset)), s.span, out
+                )
             elif mode == "acc-rows":
                 assert acc is not None
-                win = self.emit(f"acc_page_{i}", make_call("tile.slice", (acc, int_tuple(m, n, span=span),
-                                int_tuple(rows[i], 0, span=span)), span=span), s.span, out)  # fmt: skip
+                win = self.emit(f"acc_page_{i}", page_call("acc-window", "tile.slice", (acc, int_tuple(m, n, span=span),
+                                int_tuple(rows[i], 0, span=span))), s.span, out)  # fmt: skip
                 args = (win, lp, rp) if init is None else (win, lp, rp, init)
                 part = self.emit(
-                    f"matmul_acc_{i}", make_call("tile.matmul_acc", args, span=span), s.span, out
+                    f"matmul_acc_{i}", page_call("matmul-acc", "tile.matmul_acc", args), s.span, out
                 )
-                acc = self.emit(name, make_call("tile.assemble", (acc, part, int_tuple(rows[i], 0, span=span)), span=span),
+                acc = self.emit(name, page_call("assemble", "tile.assemble", (acc, part, int_tuple(rows[i], 0, span=span))),
                                 s.span, out)  # fmt: skip
             else:
                 res: Expr = self.emit(
-                    f"matmul_{i}", make_call("tile.matmul", (lp, rp), span=span), s.span, out
+                    f"matmul_{i}", page_call("matmul", "tile.matmul", (lp, rp)), s.span, out
                 )
                 differs = type_of(res).dtype != result_t.dtype  # type: ignore[union-attr]
                 if mode == "general" or differs:
-                    res = self.emit(f"matmul_vec_{i}", make_call("tile.move", (res,), {"target_memory": MemorySpace.Vec},
-                                    span=span), s.span, out)  # fmt: skip
+                    res = self.emit(f"matmul_vec_{i}", page_call("move", "tile.move", (res,),
+                                    {"target_memory": MemorySpace.Vec}), s.span, out)  # fmt: skip
                 if differs:
-                    res = self.emit(f"matmul_cast_{i}", make_call("tile.cast", (res,), {"target_type": result_t.dtype,
-                                    "mode": 2}, span=span), s.span, out)  # fmt: skip
+                    res = self.emit(f"matmul_cast_{i}", page_call("cast", "tile.cast", (res,),
+                                    {"target_type": result_t.dtype, "mode": 2}), s.span, out)  # fmt: skip
                 if mode == "general":
                     assert acc is not None
-                    acc = self.emit(name, make_call("tile.assemble", (acc, res, int_tuple(rows[i], 0, span=span)),
-                                    span=span), s.span, out)  # fmt: skip
+                    acc = self.emit(name, page_call("assemble", "tile.assemble", (acc, res,
+                                    int_tuple(rows[i], 0, span=span))), s.span, out)  # fmt: skip
                 else:
                     assert info.store is not None
                     offsets, window = stores[i]

@@ -183,6 +183,17 @@ def type_of(e: Expr) -> Type:
     raise TypeError(f"not an expression: {e!r}")
 
 
+def tile_operand_types(args: tuple[Expr, ...]) -> list[_types.TileType]:
+    """The tile types among a call's operands: only variables, calls and tuple items can hold a tile (asking a
+    tuple literal or a constant for its type would only build a type to throw away)."""
+    out = []
+    for a in args:
+        t = a.type if isinstance(a, Var | Call) else type_of(a) if isinstance(a, TupleGetItem) else None
+        if isinstance(t, _types.TileType):
+            out.append(t)
+    return out
+
+
 def exprs_equal(a: Expr, b: Expr) -> bool:
     """Structural equality of two expressions with variables compared by identity (spans ignored)."""
     if isinstance(a, Var) or isinstance(b, Var):

@@ -8,7 +8,7 @@ pass before lowering.
 from __future__ import annotations
 
 from ..egraph.encode import walk_calls
-from ..ir.expr import Call, MakeTuple, TupleGetItem, Var, static_int, type_of
+from ..ir.expr import Call, MakeTuple, static_int, tile_operand_types, type_of
 from ..ir.ops import REGISTRY, fmt_shape
 from ..ir.span import Span
 from ..ir.stmt import AssignStmt, Function
@@ -31,12 +31,10 @@ def check_merged_rows(op: str, t: TileType, var: str | None, span: Span | None) 
 
 
 def _tile_types(call: Call, result: object) -> list[TileType]:
-    """The tile types of a call's operands and result (constants and tuple literals have none)."""
-    out = []
-    for a in (*call.args, result):
-        t = a.type if isinstance(a, Var | Call) else type_of(a) if isinstance(a, TupleGetItem) else a
-        if isinstance(t, TileType):
-            out.append(t)
+    """The tile types of a call's operands and result."""
+    out = tile_operand_types(call.args)
+    if isinstance(result, TileType):
+        out.append(result)
     return out
 
 

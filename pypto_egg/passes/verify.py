@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from ..egraph.encode import walk_calls
 from ..errors import VerificationError
-from ..ir.expr import MakeTuple, type_of
+from ..ir.expr import MakeTuple, tile_operand_types
 from ..ir.span import Span
-from ..ir.stmt import Program
+from ..ir.stmt import AssignStmt, Program
 from ..ir.types import TileType
 from .properties import IRProperty
 
@@ -41,7 +41,7 @@ def tile_ops_2d_diagnostics(program: Program) -> list[Diagnostic]:
             if not op.startswith("tile.") or op in _EXEMPT:
                 continue
             span = stmt.span or call.span
-            result = type_of(stmt.var) if hasattr(stmt, "var") else call.type  # type: ignore[union-attr]
+            result = stmt.var.type if isinstance(stmt, AssignStmt) else call.type
             if isinstance(result, TileType) and result.rank > 2:
                 report(f"Tile op '{op}' in InCore function '{fn.name}' produces >2D tile (should have been "
                        f"flattened to 2D)", span)  # fmt: skip
@@ -56,7 +56,7 @@ def tile_ops_2d_diagnostics(program: Program) -> list[Diagnostic]:
                 elif len(offset.elements) != 2:
                     report(f"tile.assemble in InCore function '{fn.name}' has a rank-{len(offset.elements)} offset "
                            f"(expected 2: row, col after FlattenTileNdTo2D)", span)  # fmt: skip
-            if any(isinstance(t, TileType) and t.rank > 2 for t in (type_of(a) for a in call.args)):
+            if any(t.rank > 2 for t in tile_operand_types(call.args)):
                 report(f"Tile op '{op}' in InCore function '{fn.name}' has >2D tile argument (should have been "
                        f"flattened to 2D)", span)  # fmt: skip
     return out
