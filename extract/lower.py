@@ -103,9 +103,11 @@ class TermDecoder:
         return tuple(out)
 
 
-def with_operands(call: Call, args: tuple[Expr, ...]) -> Call:
-    """`call` on other operands of the same types and extents, which its deduction would give the same type."""
-    return Call(call.op, args, call.type, call.kwargs, call.attrs, call.span, call.is_function)
+def with_operands(call: Call, args: tuple[Expr, ...], type: Type | None = None) -> Call:
+    """`call` on other operands of the same types and extents, which its deduction would give the same type
+    (or the type given)."""
+    return Call(call.op, args, call.type if type is None else type, call.kwargs, call.attrs, call.span,
+                call.is_function)  # fmt: skip
 
 
 def substitute(e: Expr, ctx: Ctx) -> Expr:

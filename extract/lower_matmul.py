@@ -165,7 +165,7 @@ class MatmulLowerer(Lowerer):
                 view_call, load_call = reloaded[key]
                 view = self.emit(f"{label}_pbview2d_{b}", view_call, s.span, out)
                 shared = load_call.args[2]
-                load = replace(load_call, args=(view, self.tuple_of(pos, call), shared, shared))
+                load = with_operands(load_call, (view, self.tuple_of(pos, call), shared, shared))
                 loaded = self.emit(f"{label}_pbload_{b}", load, s.span, out)
                 if side in views:
                     view_of = page_call(f"{label}-view", "tile.transpose_view", (loaded,))
@@ -256,7 +256,7 @@ class MatmulLowerer(Lowerer):
                     page_args: list[Expr] = [res, self.tuple_of(offsets, sv), store_args[2]]
                     if isinstance(window, Term) and window.op != "DNil":
                         page_args.append(self.tuple_of(window, sv))
-                    value = replace(sv, args=tuple(page_args), type=type_of(store_args[2]))
+                    value = with_operands(sv, tuple(page_args), type_of(store_args[2]))
                     store_args[2] = self.emit(f"{info.store.var.name}_{i}", value, info.store.span, out)
                     last = store_args[2]
         if (
