@@ -27,6 +27,7 @@ from pypto_egg.ir.expr import (
     Var,
     exprs_equal,
     free_vars,
+    tile_operand_types,
     type_of,
 )
 from pypto_egg.ir.ops import REGISTRY, deduce_type, make_call
@@ -144,8 +145,9 @@ def carry(deduced: Type, old: Type) -> Type:
 
 
 def deduced_memref(call: Call) -> MemRef | None:
-    """The MemRef the registry states for a call's result, if it states one."""
-    if not REGISTRY[call.op].deduces:
+    """The MemRef the registry states for a call's result, if it states one. A deduction only ever passes on
+    an operand's MemRef (an in-place op), so a call none of whose tile operands has one needs no deduction."""
+    if not REGISTRY[call.op].deduces or not any(t.memref for t in tile_operand_types(call.args)):
         return None
     try:
         t = deduce_type(call.op, call.args, dict(call.kwargs))
