@@ -78,34 +78,34 @@ def _tree_choice(node: ENode, own: float, ex: Extraction) -> _Choice | None:
 def extract_roots(view: EGraphView, model: CostModel | None = None, mode: str = "dag") -> Extraction:
     model = model or DefaultCostModel()
     choose = _dag_choice if mode == "dag" else _tree_choice
-    parents: dict[ClassId, list[ENode]] = defaultdict(list)
-    for nodes in view.classes.values():
-        for n in nodes:
-            for ch in set(n.children):
-                parents[ch].append(n)
+    # every node once, with its own cost (asked of the model once); nodes it never extracts take no part
+    nodes = [(n, c) for ns in view.classes.values() for n in ns if (c := model.node_cost(n)) != INF]
+    parents: dict[ClassId, list[int]] = defaultdict(list)
+    for i, (n, _) in enumerate(nodes):
+        for ch in set(n.children):
+            parents[ch].append(i)
     ex = Extraction(view)
-    queue: deque[ENode] = deque(n for nodes in view.classes.values() for n in nodes if not n.children)
-    queued = {id(n) for n in queue}
+    best = ex.best
+    queue: deque[int] = deque(i for i, (n, _) in enumerate(nodes) if not n.children)
+    queued = set(queue)
     while queue:
-        n = queue.popleft()
-        queued.discard(id(n))
-        if any(k not in ex.best for k in n.children):
-            continue
-        own = model.node_cost(n)
-        if own == INF:
+        i = queue.popleft()
+        queued.discard(i)
+        n, own = nodes[i]
+        if any(k not in best for k in n.children):
             continue
         choice = choose(n, own, ex)
         if choice is None:
             continue
-        cur = ex.best.get(n.eclass)
+        cur = best.get(n.eclass)
         if (
             cur is None
             or choice.cost < cur.cost - 1e-12
             or (abs(choice.cost - cur.cost) <= 1e-12 and n.op < cur.node.op)
         ):
-            ex.best[n.eclass] = choice
+            best[n.eclass] = choice
             for p in parents[n.eclass]:
-                if id(p) not in queued:
-                    queued.add(id(p))
+                if p not in queued:
+                    queued.add(p)
                     queue.append(p)
     return ex
