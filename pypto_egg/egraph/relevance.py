@@ -1,6 +1,6 @@
 """Which rules could ever fire on a program's facts, so the e-graph a program is pushed onto holds only those.
 
-egglog copies every rule on `(push)` and frees it on `(pop)`: with all 345 shipped rules that copy costs more
+egglog copies every rule on `(push)` and frees it on `(pop)`: with all 322 shipped rules that copy costs more
 than the rest of a small program's run. A rule matches only when every table its query names holds a row, so a
 rule whose query names a table nothing can fill is dead for that program. The tables that can hold rows are a
 least fixpoint: the encoder's non-empty relations, the tables top-level commands fill, and the tables named in
@@ -123,7 +123,7 @@ class Relevance:
 
     files: tuple[RuleFile, ...]
     live_rulesets: frozenset[str] | None  # rulesets keeping a rule ("" the default one); None: all of them
-    kept: int
+    kept: int  # rules kept (-1: every rule, uncounted)
     dropped: int
 
     def runs(self, ruleset: str) -> bool:
@@ -228,4 +228,4 @@ def _unused_declarations(
 
 def all_rules(files: Sequence[RuleFile]) -> Relevance:
     """Every rule kept (an e-graph that must answer for any facts, e.g. one a user builds by hand)."""
-    return Relevance(tuple(files), None, 0, 0)
+    return Relevance(tuple(files), None, -1, 0)

@@ -11,7 +11,7 @@ class RunReport:
     rule_files: list[str] = field(default_factory=list)
     statements: int = 0
     facts: int = 0
-    rules_loaded: int = 0  # the rules these facts could fire (egraph/relevance.py)
+    rules_loaded: int = 0  # the rules these facts could fire (egraph/relevance.py); -1: every rule
     stages: list[tuple[list[str], int]] = field(default_factory=list)  # rulesets, iterations
     rules_fired: dict[str, int] = field(default_factory=dict)  # rule name -> matches
     eclasses: int = 0
@@ -21,9 +21,8 @@ class RunReport:
     def __str__(self) -> str:
         lines = [f"e-graph run for function {self.function!r}"]
         lines.append(f"  encoded: {self.statements} tile statements as {self.facts} facts")
-        lines.append(
-            f"  e-graph: {self.eclasses} e-classes, {self.enodes} e-nodes, {self.rules_loaded} rules loaded"
-        )
+        loaded = "every rule" if self.rules_loaded < 0 else f"{self.rules_loaded} rules"
+        lines.append(f"  e-graph: {self.eclasses} e-classes, {self.enodes} e-nodes, {loaded} loaded")
         for rulesets, iters in self.stages:
             names = ", ".join(r or "<default>" for r in rulesets)
             lines.append(f"  stage [{names}]: {iters} iteration(s)")
