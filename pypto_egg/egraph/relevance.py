@@ -1,6 +1,6 @@
 """Which rules could ever fire on a program's facts, so the e-graph a program is pushed onto holds only those.
 
-egglog copies every rule on `(push)` and frees it on `(pop)`: with all 322 shipped rules that copy costs more
+egglog copies every rule on `(push)` and frees it on `(pop)`: with all 325 shipped rules that copy costs more
 than the rest of a small program's run. A rule matches only when every table its query names holds a row, so a
 rule whose query names a table nothing can fill is dead for that program. The tables that can hold rows are a
 least fixpoint: the encoder's non-empty relations, the tables top-level commands fill, and the tables named in
@@ -131,99 +131,105 @@ class Relevance:
         return self.live_rulesets is None or ruleset in self.live_rulesets
 
 
-@functools.lru_cache(maxsize=64)
-def relevant_rules(files: tuple[RuleFile, ...], filled: frozenset[str]) -> Relevance:
-    """The rule files with every rule that can never fire on `filled` (the non-empty fact relations, plus
-    whatever the host asserts itself) blanked out."""
-    parsed: list[list[_Form]] = []
-    for rf in files:
-        try:
-            parsed.append(_forms(rf.text))
-        except ValueError:  # let egglog report the file's syntax; keep every rule of the set
-            return all_rules(files)
-    tables: set[str] = set()
-    for forms in parsed:
-        for f in forms:
-            t = f.tree
-            if isinstance(t, list) and t and t[0] in _DECLARES_TABLE and isinstance(t[1], str):
-                tables.add(t[1])
-            elif isinstance(t, list) and t and t[0] == "datatype":
-                tables.update(v[0] for v in t[2:] if isinstance(v, list) and v and isinstance(v[0], str))
-    rules: list[tuple[_Rule, list[tuple[frozenset[str], frozenset[str]]]]] = []
-    populated = set(filled)
+@dataclass
+class _Declarations:
+    """What the rule files declare and what their top-level commands name."""
+
+    decls: dict[str, tuple[int, _Form, frozenset[str]]]  # table or datatype -> file, form, names it mentions
+    variants: dict[str, str]  # a datatype's variant (a table) -> its datatype
+    commanded: set[str]  # names a top-level fact or command mentions
+
+    @property
+    def tables(self) -> set[str]:
+        return {n for n, (_, f, _) in self.decls.items() if f.tree[0] != "datatype"} | set(self.variants)
+
+    def sort_of(self, name: str) -> str:
+        return self.variants.get(name, name)
+
+
+def _declarations(parsed: list[list[_Form]]) -> _Declarations:
+    out = _Declarations({}, {}, set())
     for fi, forms in enumerate(parsed):
         for f in forms:
             t = f.tree
-            if not isinstance(t, list) or not t:
+            if not isinstance(t, list) or not t or not isinstance(t[0], str):
                 continue
-            if t[0] in _RULE_FORMS:
+            if t[0] in (*_DECLARES_TABLE, "datatype") and len(t) > 1 and isinstance(t[1], str):
+                out.decls[t[1]] = (fi, f, frozenset(_symbols(t[2:])))
+                if t[0] == "datatype":
+                    out.variants.update(
+                        (v[0], t[1]) for v in t[2:] if isinstance(v, list) and v and isinstance(v[0], str)
+                    )
+            elif t[0] not in _RULE_FORMS and t[0] not in ("sort", "ruleset"):
+                out.commanded.update(_symbols(t))
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def relevant_rules(files: tuple[RuleFile, ...], filled: frozenset[str]) -> Relevance:
+    """The rule files with every rule that can never fire on `filled` (the non-empty fact relations, plus
+    whatever the host asserts itself) blanked out, and every declaration nothing left needs."""
+    try:
+        parsed = [_forms(rf.text) for rf in files]
+    except ValueError:  # let egglog report the file's syntax; keep every rule of the set
+        return all_rules(files)
+    declared = _declarations(parsed)
+    tables = declared.tables
+    rules: list[tuple[_Rule, list[tuple[frozenset[str], frozenset[str]]]]] = []
+    for fi, forms in enumerate(parsed):
+        for f in forms:
+            t = f.tree
+            if isinstance(t, list) and t and t[0] in _RULE_FORMS:
                 rs = _keyword(t, ":ruleset")
                 rules.append((_Rule(fi, f, rs if isinstance(rs, str) else ""), _rule_directions(t, tables)))
-            elif t[0] not in _DECLARES_TABLE and t[0] not in ("datatype", "sort", "ruleset"):
-                populated.update(s for s in _symbols(t) if s in tables)  # a top-level fact or command
+    # the least fixpoint: a rule is live once every table its query names can hold rows, and its actions
+    # then fill the tables they name
+    populated = set(filled) | (declared.commanded & tables)
     live: set[int] = set()
     changed = True
     while changed:
         changed = False
         for i, (_, directions) in enumerate(rules):
             for needs, fills in directions:
-                if needs <= populated and not fills <= populated:
+                if needs <= populated and (i not in live or not fills <= populated):
+                    live.add(i)
                     populated |= fills
                     changed = True
-                if needs <= populated and i not in live:
-                    live.add(i)
-                    changed = True
-    dead = [rules[i][0] for i in range(len(rules)) if i not in live]
-    blanks = [(r.file, r.form) for r in dead] + _unused_declarations(
-        parsed, [rules[i][0] for i in live], filled
-    )
+    kept = [rules[i][0] for i in sorted(live)]
+    blanks = [(r.file, r.form) for i, (r, _) in enumerate(rules) if i not in live]
+    blanks += _unused_declarations(declared, kept, filled)
     texts = [rf.text for rf in files]
     # blank from the end of each file backwards, so earlier spans stay valid
     for fi, form in sorted(blanks, key=lambda b: (b[0], -b[1].start)):
         text = texts[fi]
         span = text[form.start : form.end]
         texts[fi] = text[: form.start] + "\n" * span.count("\n") + text[form.end :]
-    pruned = tuple(RuleFile(rf.path, text) for rf, text in zip(files, texts))
     return Relevance(
-        pruned,
-        frozenset(rules[i][0].ruleset for i in live),
-        kept=len(live),
-        dropped=len(rules) - len(live),
+        tuple(RuleFile(rf.path, text) for rf, text in zip(files, texts)),
+        frozenset(r.ruleset for r in kept),
+        kept=len(kept),
+        dropped=len(rules) - len(kept),
     )
 
 
 def _unused_declarations(
-    parsed: list[list[_Form]], live: list[_Rule], filled: frozenset[str]
+    declared: _Declarations, live: list[_Rule], filled: frozenset[str]
 ) -> list[tuple[int, _Form]]:
     """Declarations no live rule, fact or command names, and no kept declaration needs as its sort: each
     table egglog holds costs on every push, pop and command."""
-    decls: dict[str, tuple[int, _Form, frozenset[str]]] = {}  # table or sort -> where, names it mentions
-    variants: dict[str, str] = {}  # a datatype's variant -> its sort
-    named: set[str] = set(filled)
-    for fi, forms in enumerate(parsed):
-        for f in forms:
-            t = f.tree
-            if not isinstance(t, list) or not t or not isinstance(t[0], str):
-                continue
-            if t[0] in _DECLARES_TABLE and isinstance(t[1], str):
-                decls[t[1]] = (fi, f, frozenset(_symbols(t[2:])))
-            elif t[0] == "datatype" and isinstance(t[1], str):
-                decls[t[1]] = (fi, f, frozenset(_symbols(t[2:])))
-                variants.update(
-                    (v[0], t[1]) for v in t[2:] if isinstance(v, list) and v and isinstance(v[0], str)
-                )
-            elif t[0] not in _RULE_FORMS and t[0] not in ("sort", "ruleset"):
-                named.update(_symbols(t))  # a top-level fact or command
+    named = set(filled) | declared.commanded
     for rule in live:
         named.update(_symbols(rule.form.tree))
     keep: set[str] = set()
-    todo = [variants.get(n, n) for n in named if variants.get(n, n) in decls]
+    todo = [declared.sort_of(n) for n in named if declared.sort_of(n) in declared.decls]
     while todo:
         name = todo.pop()
         if name not in keep:
             keep.add(name)
-            todo.extend(variants.get(n, n) for n in decls[name][2] if variants.get(n, n) in decls)
-    return [(fi, f) for name, (fi, f, _) in decls.items() if name not in keep]
+            todo.extend(
+                declared.sort_of(n) for n in declared.decls[name][2] if declared.sort_of(n) in declared.decls
+            )
+    return [(fi, f) for name, (fi, f, _) in declared.decls.items() if name not in keep]
 
 
 def all_rules(files: Sequence[RuleFile]) -> Relevance:
