@@ -133,20 +133,21 @@ class MatmulLowerer(Lowerer):
         bases = {r[1]: r[2] for r in self.facts("BmmBaseRow") if r[0] == sid}
         views = {as_int(r[1]) for r in self.facts("ViewOperand") if r[0] == sid}
 
-        # every page of a side re-loads through the same 2-D view shape and window, so the view and the load
-        # are deduced once per side; their offsets alone differ, and no deduction reads them
-        reloaded: dict[tuple[int, int, int, int], tuple[Call, Call]] = {}
-        # likewise every page's slice, matmul, move, cast, window and assemble: the same extents at other
-        # offsets (no deduction reads an offset), deduced for the first page
+        # every page's calls (re-load, slice, matmul, move, cast, window, assemble) take the same extents at other
+        # offsets, and no deduction reads an offset: each is deduced for the first page, the others take its type
         first: dict[str, Call] = {}
 
         def page_call(
-            role: str, op: str, args: tuple[Expr, ...], kwargs: dict[str, Any] | None = None
-        ) -> Call:
+            role: str, op: str, args: tuple[Expr, ...], kwargs: dict[str, Any] | None = None,
+            attrs: tuple[tuple[str, Any], ...] = (),
+        ) -> Call:  # fmt: skip
             if role not in first:
-                first[role] = make_call(op, args, kwargs, span=span)
+                first[role] = make_call(op, args, kwargs, attrs, span)
                 return first[role]
             return with_operands(first[role], args)
+
+        # a side re-loads every page through the same 2-D view of its tensor, with the same window
+        reloaded: dict[tuple[int, int, int, int], tuple[Call, MakeTuple]] = {}
 
         def page(side: int, i: int, b: int, operand: Expr) -> Var:
             label = "lhs" if side == 0 else "rhs"
@@ -156,16 +157,14 @@ class MatmulLowerer(Lowerer):
                 key = (side, id(view_shape), id(x), id(y))
                 if key not in reloaded:
                     src = substitute(base.args[0], ctx)
-                    view_call = make_call("tensor.view", (src, self.tuple_of(view_shape, call)), span=span)
-                    window = MakeTuple((self.decode.dim(x, span), self.decode.dim(y, span)), span)
-                    load_call = make_call("tile.load", (view_call, self.tuple_of(pos, call), window, window),
-                                          dict(base.kwargs), base.attrs,
-                                          span)  # fmt: skip
-                    reloaded[key] = (view_call, load_call)
-                view_call, load_call = reloaded[key]
+                    reloaded[key] = (
+                        make_call("tensor.view", (src, self.tuple_of(view_shape, call)), span=span),
+                        MakeTuple((self.decode.dim(x, span), self.decode.dim(y, span)), span),
+                    )
+                view_call, window = reloaded[key]
                 view = self.emit(f"{label}_pbview2d_{b}", view_call, s.span, out)
-                shared = load_call.args[2]
-                load = with_operands(load_call, (view, self.tuple_of(pos, call), shared, shared))
+                load = page_call(f"{label}-load", "tile.load", (view, self.tuple_of(pos, call), window, window),
+                                 dict(base.kwargs), base.attrs)  # fmt: skip
                 loaded = self.emit(f"{label}_pbload_{b}", load, s.span, out)
                 if side in views:
                     view_of = page_call(f"{label}-view", "tile.transpose_view", (loaded,))
