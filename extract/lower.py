@@ -111,6 +111,26 @@ def with_operands(call: Call, args: tuple[Expr, ...], type: Type | None = None) 
                 call.is_function)  # fmt: skip
 
 
+class PageCalls:
+    """The calls of a run of pages (a batched matmul's, an N-D transpose's): the same extents at other offsets,
+    and no deduction reads an offset, so each role's call is deduced for the first page and the others take
+    its type."""
+
+    def __init__(self, span: Span | None) -> None:
+        self.span = span
+        self.first: dict[str, Call] = {}
+
+    def __call__(
+        self, role: str, op: str, args: tuple[Expr, ...], kwargs: dict[str, Any] | None = None,
+        attrs: tuple[tuple[str, Any], ...] = (),
+    ) -> Call:  # fmt: skip
+        first = self.first.get(role)
+        if first is None:
+            first = self.first[role] = make_call(op, args, kwargs, attrs, self.span)
+            return first
+        return with_operands(first, args)
+
+
 def substitute(e: Expr, ctx: Ctx) -> Expr:
     """`e` with every mapped variable replaced; the same object when nothing changed."""
     if isinstance(e, Var):
@@ -558,16 +578,7 @@ class Lowerer:
             s.span,
             out,
         )
-        # every page is the same [A, B] box at another offset: its calls are deduced once (no deduction reads
-        # an offset) and the other pages' calls take those types
-        first: dict[str, Call] = {}
-
-        def page_call(role: str, op: str, args: tuple[Expr, ...]) -> Call:
-            if role not in first:
-                first[role] = make_call(op, args, span=span)
-                return first[role]
-            return with_operands(first[role], args)
-
+        page_call = PageCalls(span)  # every page is the same [A, B] box at another offset
         box = int_tuple(a, b, span=span)
         for i, in_row, out_row in pages:
             at = int_tuple(in_row, 0, span=span)

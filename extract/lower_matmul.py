@@ -17,7 +17,7 @@ from pypto_egg.ir.stmt import AssignStmt, Function, Stmt
 from pypto_egg.ir.types import MemorySpace, TileType, retile
 from pypto_egg.passes.diagnostics import where
 
-from .lower import Ctx, Lowerer, as_int, carry, int_tuple, substitute, with_operands
+from .lower import Ctx, Lowerer, PageCalls, as_int, carry, int_tuple, substitute, with_operands
 from .term import Term
 
 if TYPE_CHECKING:
@@ -133,18 +133,7 @@ class MatmulLowerer(Lowerer):
         bases = {r[1]: r[2] for r in self.facts("BmmBaseRow") if r[0] == sid}
         views = {as_int(r[1]) for r in self.facts("ViewOperand") if r[0] == sid}
 
-        # every page's calls (re-load, slice, matmul, move, cast, window, assemble) take the same extents at other
-        # offsets, and no deduction reads an offset: each is deduced for the first page, the others take its type
-        first: dict[str, Call] = {}
-
-        def page_call(
-            role: str, op: str, args: tuple[Expr, ...], kwargs: dict[str, Any] | None = None,
-            attrs: tuple[tuple[str, Any], ...] = (),
-        ) -> Call:  # fmt: skip
-            if role not in first:
-                first[role] = make_call(op, args, kwargs, attrs, span)
-                return first[role]
-            return with_operands(first[role], args)
+        page_call = PageCalls(span)  # re-loads, slices, matmuls, moves, casts, windows, assembles
 
         # a side re-loads every page through the same 2-D view of its tensor, with the same window
         reloaded: dict[tuple[int, int, int, int], tuple[Call, MakeTuple]] = {}
