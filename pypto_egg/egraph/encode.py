@@ -34,13 +34,13 @@ _DIM_OPS = {"add", "sub", "mul", "floordiv", "mod", "min", "max"}
 
 # relation name -> column count, as declared in rules/encode.egg
 RELATIONS: dict[str, int] = {
-    "DConstRow": 2, "DSymRow": 2, "DBinRow": 4, "NilRow": 1, "ConsRow": 3,
-    "OpndNilRow": 1, "OpndVarRow": 3, "OpndIntRow": 3, "OpndFloatRow": 3, "OpndOtherRow": 3,
+    "DConstRow": 2, "DSymRow": 2, "DBinRow": 4, "ConsRow": 3,
+    "OpndVarRow": 3, "OpndIntRow": 3, "OpndFloatRow": 3, "OpndOtherRow": 3,
     "LoadRow": 12, "StoreRow": 5, "AllocRow": 2, "AssembleRow": 4, "ReshapeRow": 2, "TransposeRow": 5,
-    "GenericRow": 4, "CapacityRow": 2, "BmmRow": 10, "BudgetRow": 1, "StmtVarRow": 2, "RefRow": 4, "DefRow": 3,
+    "GenericRow": 4, "CapacityRow": 2, "BmmRow": 10, "ConfigRow": 4, "StmtVarRow": 2, "RefRow": 4, "DefRow": 3,
     "SafeRow": 1, "BmmBaseRow": 3, "BmmLegacyRow": 4, "BmmOpVarRow": 3, "AliasRow": 2, "AccVarRow": 6, "DefKindRow": 2, "UseKindRow": 3,
-    "PoisonRow": 1, "PageIndexRow": 1, "StrategyRow": 1, "MemRefRow": 1, "BmmAccRow": 2, "AccBudgetRow": 1, "SliceRow": 6, "InsertRow": 5,
-    "BmmOutRow": 2, "VecBudgetRow": 1,
+    "PoisonRow": 1, "PageIndexRow": 1, "MemRefRow": 1, "BmmAccRow": 2, "SliceRow": 6, "InsertRow": 5,
+    "BmmOutRow": 2,
 }  # fmt: skip
 BMM_OPS = ("tile.batch_matmul", "tile.batch_matmul_acc")
 _INT64_MAX = 2**63 - 1
@@ -116,8 +116,8 @@ class Encoding:
     # Which of these indices are pages is still the rules' decision.
     page_bound: int = 1
     _dims: dict[Any, int] = field(default_factory=dict)
-    _lists: dict[tuple[int, ...], int] = field(default_factory=dict)
-    _opnds: dict[tuple[Any, ...], int] = field(default_factory=dict)
+    _lists: dict[tuple[int, ...], int] = field(default_factory=lambda: {(): 0})
+    _opnds: dict[tuple[Any, ...], int] = field(default_factory=lambda: {(): 0})
     _static_lists: dict[tuple[int, ...], int] = field(default_factory=dict)
 
     # ------------------------------------------------------------ dims
@@ -175,15 +175,11 @@ class Encoding:
         return self._list(tuple(self.dim(d) for d in items))
 
     def _list(self, ids: tuple[int, ...]) -> int:
-        if ids in self._lists:
+        if ids in self._lists:  # the empty list is id 0 of every encoding (rules/encode.egg states it)
             return self._lists[ids]
-        if not ids:
-            i = len(self._lists)
-            self.rows["NilRow"].append((i,))
-        else:
-            tail = self._list(ids[1:])
-            i = len(self._lists)
-            self.rows["ConsRow"].append((i, ids[0], tail))
+        tail = self._list(ids[1:])
+        i = len(self._lists)
+        self.rows["ConsRow"].append((i, ids[0], tail))
         self._lists[ids] = i
         return i
 
@@ -194,25 +190,21 @@ class Encoding:
 
     def _operands(self, args: list[Expr]) -> int:
         key = tuple(self._operand_key(a) for a in args)
-        if key in self._opnds:
+        if key in self._opnds:  # so is the empty operand list
             return self._opnds[key]
-        if not args:
-            i = len(self._opnds)
-            self.rows["OpndNilRow"].append((i,))
+        tail = self._operands(args[1:])
+        i = len(self._opnds)
+        head = args[0]
+        if isinstance(head, Var):
+            self.rows["OpndVarRow"].append((i, head.uid, tail))
+        elif isinstance(head, ConstInt):
+            self.rows["OpndIntRow"].append((i, head.value, tail))
+        elif isinstance(head, ConstFloat):
+            self.rows["OpndFloatRow"].append((i, float(head.value), tail))
         else:
-            tail = self._operands(args[1:])
-            i = len(self._opnds)
-            head = args[0]
-            if isinstance(head, Var):
-                self.rows["OpndVarRow"].append((i, head.uid, tail))
-            elif isinstance(head, ConstInt):
-                self.rows["OpndIntRow"].append((i, head.value, tail))
-            elif isinstance(head, ConstFloat):
-                self.rows["OpndFloatRow"].append((i, float(head.value), tail))
-            else:
-                oid = len(self.others)
-                self.others[oid] = head
-                self.rows["OpndOtherRow"].append((i, oid, tail))
+            oid = len(self.others)
+            self.others[oid] = head
+            self.rows["OpndOtherRow"].append((i, oid, tail))
         self._opnds[key] = i
         return i
 
@@ -354,17 +346,15 @@ def encode_functions(
             accumulator_facts(enc, fn, sids)
         enc.function_sids[fn.name] = sids
     enc.rows["PageIndexRow"] = [(i,) for i in range(enc.page_bound)]
-    enc.rows["StrategyRow"] = [(strategy,)]
-    acc = backend.capacity.get(MemorySpace.Acc) if backend is not None else None
-    enc.rows["AccBudgetRow"].append((acc if acc else _INT64_MAX,))
-    if enc.rows.get("BmmOutRow"):  # only a staging tile of batched-matmul pages is weighed against Vec
-        vec = backend.capacity.get(MemorySpace.Vec) if backend is not None else None
-        enc.rows["VecBudgetRow"].append((vec if vec else _INT64_MAX,))
     for st, sid in ((st, sid) for sid, (st, _) in enumerate(enc.statements)):
         if isinstance(st, AssignStmt):
             enc.rows["StmtVarRow"].append((sid, st.var.uid))
-    mat = backend.capacity.get(MemorySpace.Mat) if backend is not None else None
-    enc.rows["BudgetRow"].append((mat if mat is not None else _INT64_MAX,))
+    # the strategy and the budgets in one row (one fact file the fewer per program): Mat, Acc and Vec bytes
+    capacity = backend.capacity if backend is not None else {}
+    mat, acc, vec = (capacity.get(m) for m in (MemorySpace.Mat, MemorySpace.Acc, MemorySpace.Vec))
+    enc.rows["ConfigRow"] = [
+        (strategy, mat if mat is not None else _INT64_MAX, acc or _INT64_MAX, vec or _INT64_MAX)
+    ]
     if backend is not None:
         for space, nbytes in backend.capacity.items():
             enc.rows["CapacityRow"].append((space.value, nbytes))
