@@ -168,3 +168,30 @@ def test_a_forked_child_of_a_process_that_ran_egglog_gets_an_error_not_a_hang():
         pytest.raises(UserError, match=r"forked after its parent ran it.*'spawn' or 'forkserver'"),
     ):
         pool.submit(_flatten_text, PROGRAMS["seed"]).result(timeout=120)
+
+
+def test_a_rule_file_egglog_rejects_is_reported_without_its_e_graph_leaving_the_owner_thread(tmp_path):
+    """The rejected rules' e-graph is dropped where it was made, not by the caller that receives the error
+    (egglog would print 'unsendable' on stderr), and the next call with good rules still works."""
+    bad = tmp_path / "bad.egg"
+    bad.write_text("(rule ((Nope x)) ((Chose x (Keep))))\n")
+    script = textwrap.dedent(f"""
+        import sys, gc
+        sys.path.insert(0, {str(HERE)!r})
+        import pypto_egg.language as pl
+        from pypto_egg import passes
+        from pypto_egg.errors import RuleError
+        from corpus import PROGRAMS
+        program = pl.parse(PROGRAMS["seed"])
+        try:
+            passes.flatten_tile_nd_to_2d(extra_rules=[{str(bad)!r}])(program)
+        except RuleError as e:
+            assert "bad.egg:1:8" in str(e) and "Nope" in str(e), e
+        gc.collect()
+        assert "[6, 4]" in passes.flatten_tile_nd_to_2d()(program).as_python()
+        print("rejected ok")
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "rejected ok" in proc.stdout
+    assert "unsendable" not in proc.stderr, proc.stderr[-3000:]

@@ -88,8 +88,18 @@ class _LoadedRules:
 
     def __init__(self, rule_files: list[RuleFile]) -> None:
         self.facts_dir = tempfile.TemporaryDirectory(prefix="pypto-egg-facts-", dir=_facts_root())
-        self.egraph = eb.EGraph(fact_directory=self.facts_dir.name)
-        load_rules(self.egraph, rule_files)
+        egraph = eb.EGraph(fact_directory=self.facts_dir.name)
+        error: RuleError | None = None
+        try:
+            load_rules(egraph, rule_files)
+        except (
+            RuleError
+        ) as e:  # its traceback's frames hold the e-graph, which would be dropped by the caller
+            error = RuleError(str(e))
+        if error is not None:
+            del egraph  # dropped here, on the thread that made it
+            raise error
+        self.egraph = egraph
         self.in_use = False
 
 
