@@ -133,9 +133,8 @@ def batch_matmuls(enc: Encoding, fn: Function) -> None:
                 lt.nbytes if lt.nbytes is not None else -1, rt.nbytes if rt.nbytes is not None else -1,
                 enc.stmt_ids[id(store)] if store is not None else -1, int(_matmul_dtype_differs(lt, rt, s.var.type)),
             ))  # fmt: skip
-            if (
-                store is not None
-            ):  # what a staging tile of the pages would hold (the optimal strategy's option)
+            # what a staging tile of the pages would hold (the optimal strategy's option)
+            if store is not None:
                 out_bytes = s.var.type.nbytes if isinstance(s.var.type, TileType) else None
                 enc.rows["BmmOutRow"].append((sid, out_bytes if out_bytes is not None else -1))
             enc.bmm[sid] = BmmInfo(peeled[0][0], peeled[1][0], call.args[0] if kind else None,
