@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import egglog.bindings as eb
 
@@ -24,15 +24,28 @@ class ClassId(int):
         return f"c{int(self)}"
 
 
-@dataclass(frozen=True, slots=True)
-class ENode:
+class _ENodeFields(NamedTuple):
     op: str
     args: tuple[ClassId | Prim, ...]
     eclass: ClassId
-    children: tuple[ClassId, ...] = field(init=False, compare=False)
+    children: tuple[ClassId, ...]  # the e-class arguments, in order
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "children", tuple(a for a in self.args if isinstance(a, ClassId)))
+
+class ENode(_ENodeFields):
+    """One e-node: a tuple (built in C), since a view holds one per row of every extractable constructor."""
+
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        op: str,
+        args: tuple[ClassId | Prim, ...],
+        eclass: ClassId,
+        children: tuple[ClassId, ...] | None = None,
+    ) -> ENode:
+        if children is None:
+            children = tuple(a for a in args if isinstance(a, ClassId))
+        return tuple.__new__(cls, (op, args, eclass, children))
 
 
 class _Relations(dict[str, list[tuple["ClassId | Prim", ...]]]):
@@ -136,11 +149,21 @@ class EGraphView:
                 skipped += len(fn.rows)
                 continue
             sorts = fn.input_sorts
+            make = tuple.__new__
+            if not any(s in PRIMITIVE_SORTS for s in sorts):  # every argument an e-class: the common case
+                for r in fn.rows:
+                    if r.subsumed:
+                        continue
+                    args = tuple(map(cid, r.inputs))
+                    out = cid(r.output)
+                    classes[out].append(make(ENode, (name, args, out, args)))
+                continue
             prim = [s in PRIMITIVE_SORTS for s in sorts]
             for r in fn.rows:
                 if r.subsumed:
                     continue
                 args = tuple(arg(s, v) if p else cid(v) for s, v, p in zip(sorts, r.inputs, prim))
                 out = cid(r.output)
-                classes[out].append(ENode(name, args, out))
+                kids = tuple(a for a, p in zip(args, prim) if not p)
+                classes[out].append(make(ENode, (name, args, out, kids)))
         return cls(classes, _Relations(relations, arg), skipped)
