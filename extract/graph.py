@@ -164,6 +164,6 @@ class EGraphView:
                     continue
                 args = tuple(arg(s, v) if p else cid(v) for s, v, p in zip(sorts, r.inputs, prim))
                 out = cid(r.output)
-                kids = tuple(a for a, p in zip(args, prim) if not p)
+                kids = tuple(a for a in args if isinstance(a, ClassId))
                 classes[out].append(make(ENode, (name, args, out, kids)))
         return cls(classes, _Relations(relations, arg), skipped)
