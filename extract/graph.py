@@ -154,9 +154,9 @@ class EGraphView:
                 for r in fn.rows:
                     if r.subsumed:
                         continue
-                    args = tuple(map(cid, r.inputs))
+                    kids = tuple(map(cid, r.inputs))
                     out = cid(r.output)
-                    classes[out].append(make(ENode, (name, args, out, args)))
+                    classes[out].append(make(ENode, (name, kids, out, kids)))
                 continue
             prim = [s in PRIMITIVE_SORTS for s in sorts]
             for r in fn.rows:
