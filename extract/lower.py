@@ -67,9 +67,10 @@ class TermDecoder:
 
     def __init__(self, enc: Encoding) -> None:
         self.enc = enc
-        # terms are shared per e-class, so many statements decode the same shape term; decoded without a
-        # span, the expressions are the same for each of them (kept with the term, whose id is the key)
-        self._unspanned: dict[int, tuple[Term, tuple[Expr, ...]]] = {}
+        # terms are shared per e-class, so many statements (and the pages of one) decode the same list term;
+        # IR is immutable, so they share its expressions, decoded once per term and span (both kept with
+        # the result, so the ids in the key always name live objects)
+        self._decoded: dict[tuple[int, int], tuple[Term, Span | None, tuple[Expr, ...]]] = {}
 
     def dim(self, t: Term | Any, span: Span | None = None) -> Expr:
         """A dimension term as an IR expression; new nodes carry `span` (the call they belong to, B-029)."""
@@ -84,15 +85,14 @@ class TermDecoder:
         raise InternalError(f"cannot decode dimension term {t}")
 
     def dims(self, t: Term | Any, span: Span | None = None) -> tuple[Expr, ...]:
-        if span is None:
-            hit = self._unspanned.get(id(t))
-            if hit is not None and hit[0] is t:
-                return hit[1]
-            decoded = self._dims(t, None)
-            if isinstance(t, Term):
-                self._unspanned[id(t)] = (t, decoded)
-            return decoded
-        return self._dims(t, span)
+        key = (id(t), id(span))
+        hit = self._decoded.get(key)
+        if hit is not None and hit[0] is t and hit[1] is span:
+            return hit[2]
+        decoded = self._dims(t, span)
+        if isinstance(t, Term):
+            self._decoded[key] = (t, span, decoded)
+        return decoded
 
     def _dims(self, t: Term | Any, span: Span | None) -> tuple[Expr, ...]:
         out: list[Expr] = []

@@ -1,6 +1,7 @@
 """Lowering of the batched matmul family's plans (behaviours.md §K-§O).
 
-Pages, windows, re-loads and drains all come from the facts the rules derived (BPage, BSlice, BReload,
+Pages, windows, re-loads and drains all come from the facts the rules derived (BPage, BSlice, BReload or
+BReloadSide and BReloadAt,
 BRowWin, BColWin, BStore, DrainPage, RowDrainPage); this module only builds the statements they describe.
 """
 
@@ -130,6 +131,8 @@ class MatmulLowerer(Lowerer):
         nb, m, n = as_int(geom[2]), as_int(geom[3]), as_int(geom[4])
 
         reloads = {(r[1], r[2]): r[3:] for r in self.facts("BReload") if r[0] == sid}
+        static_at = {(r[1], r[2]): (r[3], r[4]) for r in self.facts("BReloadAt") if r[0] == sid}
+        reload_sides = {r[1]: r[2:] for r in self.facts("BReloadSide") if r[0] == sid}
         bases = {r[1]: r[2] for r in self.facts("BmmBaseRow") if r[0] == sid}
         views = {as_int(r[1]) for r in self.facts("ViewOperand") if r[0] == sid}
 
@@ -141,7 +144,13 @@ class MatmulLowerer(Lowerer):
         def page(side: int, i: int, b: int, operand: Expr) -> Var:
             label = "lhs" if side == 0 else "rhs"
             if routes[side] == 0:  # re-load page b of the operand's tensor (B-138)
-                view_shape, pos, x, y = reloads[(i, side)]
+                at = static_at.get((i, side))
+                if at is not None:  # a static window, in integers
+                    view_shape, x, y = reload_sides[side]
+                    pos: MakeTuple = int_tuple(as_int(at[0]), as_int(at[1]), span=span)
+                else:
+                    view_shape, pos_term, x, y = reloads[(i, side)]
+                    pos = self.tuple_of(pos_term, call)
                 _, base = self.enc.statements[as_int(bases[side])]
                 key = (side, id(view_shape), id(x), id(y))
                 if key not in reloaded:
@@ -152,7 +161,7 @@ class MatmulLowerer(Lowerer):
                     )
                 view_call, window = reloaded[key]
                 view = self.emit(f"{label}_pbview2d_{b}", view_call, s.span, out)
-                load = page_call(f"{label}-load", "tile.load", (view, self.tuple_of(pos, call), window, window),
+                load = page_call(f"{label}-load", "tile.load", (view, pos, window, window),
                                  dict(base.kwargs), base.attrs)  # fmt: skip
                 loaded = self.emit(f"{label}_pbload_{b}", load, s.span, out)
                 if side in views:

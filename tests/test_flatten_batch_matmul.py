@@ -7,6 +7,7 @@ import pytest
 import pypto_egg.language as pl
 from pypto_egg import passes
 from pypto_egg.errors import PassError
+from pypto_egg.ir.expr import free_vars
 
 from helpers import flatten
 
@@ -240,6 +241,61 @@ class P:
     views = [s for s in assigns(after) if s.var.name.startswith("rhs_pbview2d_")]
     assert [[d.value for d in s.value.args[1].elements] for s in views] == [[96, 16]] * 2
     assert any(s.var.name.startswith("lhs_slice_") for s in assigns(after))  # the contiguous lhs stays whole
+
+
+def test_b138_static_reload_windows_over_two_batch_axes_fold_each_page_to_its_row():
+    """[2, 2, 32, 16] at [0, 1, 8, 0] of [2, 3, 48, 16]: page (j0, j1) re-loads row ((j0 * 3) + 1 + j1) * 48 + 8."""
+    src = """
+import pypto_egg.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, a: pl.Tensor[[2, 2, 16, 32], pl.FP16], b: pl.Tensor[[2, 3, 48, 16], pl.FP16],
+             out: pl.Out[pl.Tensor[[2, 2, 16, 16], pl.FP32]]) -> pl.Tensor[[2, 2, 16, 16], pl.FP32]:
+        ta = pl.load(a, [0, 0, 0, 0], [2, 2, 16, 32])
+        tb = pl.load(b, [0, 1, 8, 0], [2, 2, 32, 16])
+        c = pl.tile.batch_matmul(ta, tb)
+        out = pl.store(c, [0, 0, 0, 0], out)
+        return out
+"""
+    after = flatten(pl.parse(src))
+    reloads = [s for s in assigns(after) if s.var.name.startswith("rhs_pbload_")]
+    assert [[d.value for d in s.value.args[1].elements] for s in reloads] == [
+        [56, 0],
+        [104, 0],
+        [200, 0],
+        [248, 0],
+    ]
+    views = [s for s in assigns(after) if s.var.name.startswith("rhs_pbview2d_")]
+    assert [[d.value for d in s.value.args[1].elements] for s in views] == [[288, 16]] * 4
+
+
+def test_b138_a_dynamic_reload_offset_moves_with_each_page():
+    """A per-batch re-load at a loop-dependent offset keeps the loop variable in each page's row."""
+    src = """
+import pypto_egg.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, a: pl.Tensor[[2, 16, 32], pl.FP16], b: pl.Tensor[[2, 96, 16], pl.FP16],
+             out: pl.Out[pl.Tensor[[2, 16, 16], pl.FP32]]) -> pl.Tensor[[2, 16, 16], pl.FP32]:
+        ta = pl.load(a, [0, 0, 0], [2, 16, 32])
+        for i in pl.range(2):
+            tb = pl.load(b, [0, i * 32 + 8, 0], [2, 32, 16])
+            c = pl.tile.batch_matmul(ta, tb)
+            out = pl.store(c, [0, 0, 0], out)
+        return out
+"""
+    after = flatten(pl.parse(src))
+    text = after.as_python()
+    assert text.count("rhs_pbload_") >= 2
+    loop = next(s for s in after.functions[0].body if not hasattr(s, "var"))
+    reloads = [s for s in loop.body if hasattr(s, "var") and s.var.name.startswith("rhs_pbload_")]
+    rows = [s.value.args[1].elements[0] for s in reloads]
+    assert len(rows) == 2 and all([v.name for v in free_vars(r)] == ["i"] for r in rows)
+    assert rows[0] != rows[1]
 
 
 def test_b116_operands_over_the_mat_budget_are_reloaded_per_batch():
