@@ -158,6 +158,8 @@ def _view_with(t: TileType, **fields: Any) -> TileView:
 def _elementwise_result(src: TileType, dtype: DataType | None = None) -> TileType:
     """A vector op's result: the operand's valid shape and layouts; it lives in Vec when the operand
     does, and is left unplaced otherwise (an op on an Acc or Mat tile keeps their layouts explicitly)."""
+    if src.view is None and (src.memory is None or src.memory is MemorySpace.Vec):
+        return TileType(src.shape, dtype or src.dtype, src.memory)  # its implicit view, as the operand's
     valid = src.view.valid_shape if src.view is not None else None
     memory = MemorySpace.Vec if src.memory is MemorySpace.Vec else None
     view = TileView(valid_shape=valid, blayout=src.blayout, slayout=src.slayout)

@@ -302,7 +302,10 @@ def canonical_view(shape: Shape, memory: MemorySpace | None, view: TileView | No
         pad=None if view.pad in (None, PadValue.null) else view.pad,
         compact=None if view.compact in (None, CompactMode.null) else view.compact,
     )
-    return None if canon == TileView() else canon
+    return None if canon == _IMPLICIT_VIEW else canon
+
+
+_IMPLICIT_VIEW = TileView()
 
 
 def retile(t: TileType, **changes: object) -> TileType:
