@@ -12,7 +12,7 @@ from ..ir.expr import Call, MakeTuple, static_int, tile_operand_types, type_of
 from ..ir.ops import REGISTRY, fmt_shape
 from ..ir.span import Span
 from ..ir.stmt import AssignStmt, Function
-from ..ir.types import TileType, is_nd_tile
+from ..ir.types import TileType
 from . import diagnostics as diag
 
 _ND_UNSUPPORTED = ("tile.read", "tile.write", "tile.slice")
@@ -41,40 +41,31 @@ def _tile_types(call: Call, result: object) -> list[TileType]:
 def check_preconditions(fn: Function) -> None:
     checked: set[int] = set()  # N-D tile types whose dims passed (variables share their type object)
     for stmt, call in walk_calls(fn.body):
-        result = stmt.var.type if isinstance(stmt, AssignStmt) else call.type
-        tiles = _tile_types(call, result)
+        assigned = isinstance(stmt, AssignStmt)
+        tiles = _tile_types(call, stmt.var.type if assigned else call.type)  # type: ignore[union-attr]
         if not tiles:
             continue
-        var = stmt.var.name if isinstance(stmt, AssignStmt) else None
-        span = stmt.span or call.span
-        if not REGISTRY[call.op].deduces:
-            nd = next((t for t in tiles if is_nd_tile(t)), None)
+        op = call.op
+        if not REGISTRY[op].deduces:
+            nd = next((t for t in tiles if len(t.shape) > 2), None)
             if nd is not None:
-                raise diag.no_deduction_on_nd(call.op, nd.shape, var, span)
+                raise diag.no_deduction_on_nd(op, nd.shape, *_where(stmt, call))
             continue
-        if not call.op.startswith("tile."):
+        if not op.startswith("tile."):
             continue
         for t in tiles:
-            if t.rank > 2 and id(t) not in checked:
+            if len(t.shape) > 2 and id(t) not in checked:
                 checked.add(id(t))
-                for i, d in enumerate(t.shape):
-                    value = static_int(d)
-                    if value is None:
-                        raise diag.dynamic_physical_dim(call.op, i, t.shape, var, span)
-                    if value <= 0:
-                        raise diag.non_positive_dim(
-                            i, f"{call.op} tile {fmt_shape(t.shape)}", value, var, span
-                        )
-                check_merged_rows(call.op, t, var, span)
+                _check_dims(op, t, stmt, call)
         if not call.args:
             continue
         arg0 = type_of(call.args[0])
-        nd_arg0 = isinstance(arg0, TileType) and arg0.rank > 2
-        if call.op in _ND_UNSUPPORTED and nd_arg0:
-            assert isinstance(arg0, TileType)
-            raise diag.unsupported_on_nd(call.op, arg0.shape, var, span)
-        if call.op == "tile.assemble" and len(call.args) == 3 and nd_arg0:
-            assert isinstance(arg0, TileType)
+        if not (isinstance(arg0, TileType) and len(arg0.shape) > 2):
+            continue
+        if op in _ND_UNSUPPORTED:
+            raise diag.unsupported_on_nd(op, arg0.shape, *_where(stmt, call))
+        if op == "tile.assemble" and len(call.args) == 3:
+            var, span = _where(stmt, call)
             src, offset = type_of(call.args[1]), call.args[2]
             if not isinstance(src, TileType) or not isinstance(offset, MakeTuple):
                 raise diag.assemble_not_literal(var, span)
@@ -82,5 +73,22 @@ def check_preconditions(fn: Function) -> None:
                 raise diag.assemble_offset_rank(arg0.rank, len(offset.elements), var, span)
             if src.rank != arg0.rank:
                 raise diag.assemble_source_rank(arg0.rank, src.shape, var, span)
-        if call.op in _ROW_REDUCE and nd_arg0 and not call.kwarg("keepdim", True):
-            raise diag.reduce_keepdim(call.op, var, span)
+        if op in _ROW_REDUCE and not call.kwarg("keepdim", True):
+            raise diag.reduce_keepdim(op, *_where(stmt, call))
+
+
+def _where(stmt: object, call: Call) -> tuple[str | None, Span | None]:
+    """The variable and span a diagnostic names."""
+    var = stmt.var.name if isinstance(stmt, AssignStmt) else None
+    return var, getattr(stmt, "span", None) or call.span
+
+
+def _check_dims(op: str, t: TileType, stmt: object, call: Call) -> None:
+    """B-011 / D-02: every physical dim of an N-D tile is a positive constant."""
+    for i, d in enumerate(t.shape):
+        value = static_int(d)
+        if value is None:
+            raise diag.dynamic_physical_dim(op, i, t.shape, *_where(stmt, call))
+        if value <= 0:
+            raise diag.non_positive_dim(i, f"{op} tile {fmt_shape(t.shape)}", value, *_where(stmt, call))
+    check_merged_rows(op, t, *_where(stmt, call))
