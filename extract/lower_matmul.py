@@ -1,8 +1,8 @@
 """Lowering of the batched matmul family's plans (behaviours.md §K-§O).
 
-Pages, windows, re-loads and drains all come from the facts the rules derived (BPage, BSlice, BReload or
-BReloadSide and BReloadAt,
-BRowWin, BColWin, BStore, DrainPage, RowDrainPage); this module only builds the statements they describe.
+Pages, windows, re-loads and drains all come from the facts the rules derived (BPage, BSlice, BReloadSide with
+BReloadAt or BReload, BRowWin, BColWin, BStore, DrainPage, RowDrainPage); this module only builds the
+statements they describe.
 """
 
 from __future__ import annotations

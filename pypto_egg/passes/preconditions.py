@@ -41,8 +41,7 @@ def _tile_types(call: Call, result: object) -> list[TileType]:
 def check_preconditions(fn: Function) -> None:
     checked: set[int] = set()  # N-D tile types whose dims passed (variables share their type object)
     for stmt, call in walk_calls(fn.body):
-        assigned = isinstance(stmt, AssignStmt)
-        tiles = _tile_types(call, stmt.var.type if assigned else call.type)  # type: ignore[union-attr]
+        tiles = _tile_types(call, stmt.var.type if isinstance(stmt, AssignStmt) else call.type)
         if not tiles:
             continue
         op = call.op
