@@ -5,9 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Union
 
+from pypto_egg.ir.node import fast_init
+
 Prim = Union[int, float, str, bool]
 
 
+@fast_init
 @dataclass(frozen=True, eq=False, slots=True)
 class Term:
     op: str

@@ -7,12 +7,14 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from . import types as _types
+from .node import fast_init
 from .span import Span
 from .types import UNKNOWN_TYPE, DataType, ScalarType, TupleType, Type
 
 _ids = itertools.count()
 
 
+@fast_init
 @dataclass(frozen=True, slots=True, eq=False)
 class Var:
     """A named SSA value; identity is the object, the name is only a hint."""
@@ -26,6 +28,7 @@ class Var:
         return f"Var({self.name})"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class DynDim:
     """A `pl.dynamic("S")` extent: bound at run time from the shape of an argument."""
@@ -34,6 +37,7 @@ class DynDim:
     span: Span | None = field(default=None, compare=False)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ConstInt:
     """An integer literal; `spelled` keeps a `pl.const(v, pl.INDEX)` spelling of a default-typed one."""
@@ -44,6 +48,7 @@ class ConstInt:
     spelled: bool = field(default=False, compare=False)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ConstFloat:
     value: float
@@ -52,6 +57,7 @@ class ConstFloat:
     spelled: bool = field(default=False, compare=False)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class EnumLit:
     """A DSL enum, dtype or string given as an operand (`pl.tile.alloc(pl.Mem.Vec, 1024)`)."""
@@ -60,6 +66,7 @@ class EnumLit:
     span: Span | None = field(default=None, compare=False)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class FuncRef:
     """`self.kernel` passed as a value (`pl.submit(self.kernel, x)`)."""
@@ -68,6 +75,7 @@ class FuncRef:
     span: Span | None = field(default=None, compare=False)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ConstBool:
     value: bool
@@ -79,6 +87,7 @@ CMP_OPS = ("eq", "ne", "lt", "le", "gt", "ge")
 LOGIC_OPS = ("and", "or")
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class BinOp:
     op: str
@@ -87,6 +96,7 @@ class BinOp:
     span: Span | None = field(default=None, compare=False)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class UnaryOp:
     op: str  # "not" | "neg"
@@ -94,12 +104,14 @@ class UnaryOp:
     span: Span | None = field(default=None, compare=False)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class MakeTuple:
     elements: tuple[Expr, ...]
     span: Span | None = field(default=None, compare=False)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class TupleGetItem:
     tuple: Expr
@@ -110,6 +122,7 @@ class TupleGetItem:
 KwValue = Any
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Call:
     """An op call (`tile.add`) or, when `is_function`, a call of another function of the program."""

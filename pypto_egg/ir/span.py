@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .node import fast_init
 
+
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Span:
     file: str

@@ -7,10 +7,12 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from .expr import Expr, Var
+from .node import fast_init
 from .span import Span
 from .types import Type
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class AssignStmt:
     var: Var
@@ -18,18 +20,21 @@ class AssignStmt:
     span: Span | None = field(default=None, compare=False)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class EvalStmt:
     expr: Expr
     span: Span | None = field(default=None, compare=False)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class SeqStmts:
     stmts: tuple[Stmt, ...]
     span: Span | None = field(default=None, compare=False)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class IterArg:
     """A loop-carried value: `var` inside the body, seeded by `init`."""
@@ -46,6 +51,7 @@ class LoopKind(enum.Enum):
     split_aiv = "split_aiv"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ForStmt:
     loop_var: Var
@@ -61,6 +67,7 @@ class ForStmt:
     kwargs: tuple[tuple[str, Any], ...] = ()  # other loop keywords as written (`attrs={...}`, `mode=...`)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class WhileStmt:
     condition: Expr
@@ -70,6 +77,7 @@ class WhileStmt:
     span: Span | None = field(default=None, compare=False)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class IfStmt:
     condition: Expr
@@ -79,18 +87,21 @@ class IfStmt:
     span: Span | None = field(default=None, compare=False)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class YieldStmt:
     values: tuple[Expr, ...]
     span: Span | None = field(default=None, compare=False)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ReturnStmt:
     values: tuple[Expr, ...]
     span: Span | None = field(default=None, compare=False)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ScopeStmt:
     """`with pl.at(...)`, `with pl.scope(mode=...)`, `with pl.cluster()`, ...: `kind` is the pl function,
@@ -103,16 +114,19 @@ class ScopeStmt:
     args: tuple[Expr, ...] = ()
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class BreakStmt:
     span: Span | None = field(default=None, compare=False)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ContinueStmt:
     span: Span | None = field(default=None, compare=False)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class AssertStmt:
     condition: Expr
@@ -158,12 +172,14 @@ class ParamDirection(enum.Enum):
     InOut = "InOut"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Param:
     var: Var
     direction: ParamDirection = ParamDirection.In
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Function:
     name: str
@@ -182,6 +198,7 @@ class Function:
         return self.role != "SubWorker"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Program:
     name: str

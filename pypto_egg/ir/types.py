@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Union
 
+from .node import fast_init
+
 if TYPE_CHECKING:
     from .expr import Expr
 
@@ -130,6 +132,7 @@ class AtomicType(enum.Enum):
         return f"pl.AtomicType.{self.name}"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class NamedConst:
     """A DSL enum member the pass carries but never interprets (`pl.ScopeMode.MANUAL`, `pl.adir.input`)."""
@@ -144,11 +147,13 @@ class NamedConst:
 Shape = tuple["Expr", ...]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ScalarType:
     dtype: DataType
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class TensorView:
     stride: Shape = ()
@@ -157,6 +162,7 @@ class TensorView:
     pad: PadValue | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class MemRef:
     """`pl.MemRef("mem_vec_0", 0, 1024)`: a named buffer (or a `pl.Ptr` variable), an offset and a size."""
@@ -168,6 +174,7 @@ class MemRef:
     slot: Expr | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class TensorType:
     """A tensor in global memory; `distributed` marks `pld.DistributedTensor` (one window per rank)."""
@@ -187,6 +194,7 @@ class TensorType:
         return self.view.layout if self.view is not None else TensorLayout.ND
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class TileView:
     """A tile's view; a field left as None takes the implicit value for the tile's shape and space."""
@@ -201,6 +209,7 @@ class TileView:
     compact: CompactMode | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class TileType:
     shape: Shape
@@ -242,11 +251,13 @@ class TileType:
         return total
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class TupleType:
     types: tuple[Type, ...]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class OpaqueType:
     """A type the pass never looks inside (`pl.Ptr`, `pl.UnknownType`, `pld.CommCtxType`,
