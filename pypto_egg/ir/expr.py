@@ -200,9 +200,11 @@ def tile_operand_types(args: tuple[Expr, ...]) -> list[_types.TileType]:
     """The tile types among a call's operands: only variables, calls and tuple items can hold a tile (asking a
     tuple literal or a constant for its type would only build a type to throw away)."""
     out = []
+    tile = _types.TileType
     for a in args:
-        t = a.type if isinstance(a, Var | Call) else type_of(a) if isinstance(a, TupleGetItem) else None
-        if isinstance(t, _types.TileType):
+        kind = type(a)
+        t = a.type if kind is Var or kind is Call else type_of(a) if kind is TupleGetItem else None  # type: ignore[union-attr]
+        if type(t) is tile:
             out.append(t)
     return out
 

@@ -8,7 +8,7 @@ pass before lowering.
 from __future__ import annotations
 
 from ..egraph.encode import walk_calls
-from ..ir.expr import Call, MakeTuple, static_int, tile_operand_types, type_of
+from ..ir.expr import Call, ConstInt, MakeTuple, static_int, tile_operand_types, type_of
 from ..ir.ops import REGISTRY, fmt_shape
 from ..ir.span import Span
 from ..ir.stmt import AssignStmt, Function
@@ -30,10 +30,11 @@ def check_merged_rows(op: str, t: TileType, var: str | None, span: Span | None) 
         merged *= dim
 
 
-def _tile_types(call: Call, result: object) -> list[TileType]:
-    """The tile types of a call's operands and result."""
-    out = tile_operand_types(call.args)
-    if isinstance(result, TileType):
+def _nd_tile_types(call: Call, result: object) -> list[TileType]:
+    """The N-D tile types among a call's operands and result, operands first. Every precondition is about
+    an N-D tile, so a call without one is done at once."""
+    out = [t for t in tile_operand_types(call.args) if len(t.shape) > 2]
+    if isinstance(result, TileType) and len(result.shape) > 2:
         out.append(result)
     return out
 
@@ -41,21 +42,19 @@ def _tile_types(call: Call, result: object) -> list[TileType]:
 def check_preconditions(fn: Function) -> None:
     checked: set[int] = set()  # N-D tile types whose dims passed (variables share their type object)
     for stmt, call in walk_calls(fn.body):
-        tiles = _tile_types(call, stmt.var.type if isinstance(stmt, AssignStmt) else call.type)
-        if not tiles:
+        nd = _nd_tile_types(call, stmt.var.type if isinstance(stmt, AssignStmt) else call.type)
+        if not nd:
             continue
         op = call.op
         if not REGISTRY[op].deduces:
-            nd = next((t for t in tiles if len(t.shape) > 2), None)
-            if nd is not None:
-                raise diag.no_deduction_on_nd(op, nd.shape, *_where(stmt, call))
-            continue
+            raise diag.no_deduction_on_nd(op, nd[0].shape, *_where(stmt, call))
         if not op.startswith("tile."):
             continue
-        for t in tiles:
-            if len(t.shape) > 2 and id(t) not in checked:
+        for t in nd:
+            if id(t) not in checked:
                 checked.add(id(t))
-                _check_dims(op, t, stmt, call)
+                if not _static_positive(t.shape):
+                    _check_dims(op, t, stmt, call)
         if not call.args:
             continue
         arg0 = type_of(call.args[0])
@@ -74,6 +73,18 @@ def check_preconditions(fn: Function) -> None:
                 raise diag.assemble_source_rank(arg0.rank, src.shape, var, span)
         if op in _ROW_REDUCE and not call.kwarg("keepdim", True):
             raise diag.reduce_keepdim(op, *_where(stmt, call))
+
+
+def _static_positive(shape: tuple[object, ...]) -> bool:
+    """Every dim a positive constant and the merged rows within a 64-bit index: what `_check_dims` checks,
+    without building its messages."""
+    rows = 1
+    for d in shape[:-1]:
+        if type(d) is not ConstInt or d.value <= 0:
+            return False
+        rows *= d.value
+    last = shape[-1]
+    return type(last) is ConstInt and last.value > 0 and rows <= _INT64_MAX
 
 
 def _where(stmt: object, call: Call) -> tuple[str | None, Span | None]:
