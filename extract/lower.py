@@ -9,6 +9,7 @@ own: shapes, offsets, windows and pages all come from the plan terms.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -19,8 +20,13 @@ from pypto_egg.ir.equality import structural_equal
 from pypto_egg.ir.expr import (
     BinOp,
     Call,
+    ConstBool,
+    ConstFloat,
     ConstInt,
+    DynDim,
+    EnumLit,
     Expr,
+    FuncRef,
     MakeTuple,
     TupleGetItem,
     UnaryOp,
@@ -132,12 +138,18 @@ class PageCalls:
 
 
 def substitute(e: Expr, ctx: Ctx) -> Expr:
-    """`e` with every mapped variable replaced; the same object when nothing changed."""
-    if isinstance(e, Var):
+    """`e` with every mapped variable replaced; the same object when nothing changed. (Dispatch is on the exact
+    class: the IR's node classes have no subclasses.)"""
+    if type(e) is Var:
         return ctx.get(e.uid, e)
-    if isinstance(e, MakeTuple):
-        elems = tuple(substitute(x, ctx) for x in e.elements)
-        return e if all(a is b for a, b in zip(elems, e.elements)) else MakeTuple(elems, e.span)
+    if type(e) in _LEAVES:
+        return e
+    if type(e) is MakeTuple:
+        elems = tuple([substitute(x, ctx) for x in e.elements])
+        return e if all(map(operator.is_, elems, e.elements)) else MakeTuple(elems, e.span)
+    if type(e) is Call:
+        args = tuple([substitute(a, ctx) for a in e.args])
+        return e if all(map(operator.is_, args, e.args)) else replace(e, args=args)
     if isinstance(e, BinOp):
         lhs, rhs = substitute(e.lhs, ctx), substitute(e.rhs, ctx)
         return e if lhs is e.lhs and rhs is e.rhs else BinOp(e.op, lhs, rhs, e.span)
@@ -147,10 +159,10 @@ def substitute(e: Expr, ctx: Ctx) -> Expr:
     if isinstance(e, TupleGetItem):
         x = substitute(e.tuple, ctx)
         return e if x is e.tuple else TupleGetItem(x, e.index, e.span)
-    if isinstance(e, Call):
-        args = tuple(substitute(a, ctx) for a in e.args)
-        return e if all(a is b for a, b in zip(args, e.args)) else replace(e, args=args)
     return e
+
+
+_LEAVES = frozenset({ConstInt, ConstFloat, ConstBool, DynDim, EnumLit, FuncRef})  # no variable inside
 
 
 def carry(deduced: Type, old: Type) -> Type:
@@ -292,8 +304,8 @@ class Lowerer:
         elif isinstance(s, ScopeStmt):
             out.append(replace(s, body=tuple(self.block(s.body, ctx))))
         elif isinstance(s, YieldStmt | ReturnStmt):
-            vals = tuple(substitute(v, ctx) for v in s.values)
-            out.append(s if all(a is b for a, b in zip(vals, s.values)) else replace(s, values=vals))
+            vals = tuple([substitute(v, ctx) for v in s.values])
+            out.append(s if all(map(operator.is_, vals, s.values)) else replace(s, values=vals))
         elif isinstance(s, IfStmt):
             self.if_stmt(s, ctx, out)
         elif isinstance(s, ForStmt):
@@ -417,8 +429,8 @@ class Lowerer:
     # ------------------------------------------------------------ plans
 
     def keep(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
-        args = tuple(substitute(a, ctx) for a in call.args)
-        if all(a is b for a, b in zip(args, call.args)):
+        args = tuple([substitute(a, ctx) for a in call.args])
+        if all(map(operator.is_, args, call.args)):
             out.append(self.without_attrs(s, call, ctx) if self.rebuilt(call) else s)
             return
         self.bind(s, self.recreate(call, args, s), ctx, out)
@@ -454,15 +466,13 @@ class Lowerer:
             self.renewed.add(s.var.uid)
 
     def retype(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
-        args = tuple(substitute(a, ctx) for a in call.args)
+        args = tuple([substitute(a, ctx) for a in call.args])
         new = self.recreate(call, args, s)
         want = self.decode.dims(plan.args[0])
         got = new.type.shape if isinstance(new.type, TileType) else ()
+        same = len(got) == len(want) and all(a is b or exprs_equal(a, b) for a, b in zip(got, want))
         # an N-D tile parameter is never retyped (B-006): its users stay N-D, and TileOps2D reports them
-        from_nd_param = any(isinstance(t, TileType) and t.rank > 2 for t in (type_of(a) for a in args))
-        if not from_nd_param and (
-            len(got) != len(want) or not all(exprs_equal(a, b) for a, b in zip(got, want))
-        ):
+        if not same and not any(isinstance(t, TileType) and t.rank > 2 for t in map(type_of, args)):
             raise diag.internal(
                 f"{call.op} re-deduced to shape {[str(g) for g in got]} on flattened operands, but the rules "
                 f"merged it to {[str(w) for w in want]}; an operand was not flattened"
@@ -484,7 +494,7 @@ class Lowerer:
         return make_tile_type(self.decode.dims(shape), old.dtype, old.memory, view, old.memref)
 
     def load_flat(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
-        args = tuple(substitute(a, ctx) for a in call.args)
+        args = tuple([substitute(a, ctx) for a in call.args])
         if len(args) == 3:
             args = (*args, args[2])
         self.bind(
@@ -598,7 +608,7 @@ class Lowerer:
             ctx[s.var.uid] = acc
 
     def rededuce(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
-        args = tuple(substitute(a, ctx) for a in call.args)
+        args = tuple([substitute(a, ctx) for a in call.args])
         self.bind(s, self.recreate(call, args, s), ctx, out)
 
     def fail(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:

@@ -22,7 +22,7 @@ class Var:
     name: str
     type: Type
     span: Span | None = field(default=None, compare=False)
-    uid: int = field(default_factory=lambda: next(_ids))
+    uid: int = field(default_factory=_ids.__next__)
 
     def __repr__(self) -> str:
         return f"Var({self.name})"
@@ -168,9 +168,9 @@ def static_int(e: object) -> int | None:
 
 def type_of(e: Expr) -> Type:
     """The type of an expression; scalars deduce from their operands."""
-    if isinstance(e, Var):
+    if type(e) is Var or type(e) is Call:  # the common case, by exact class first
         return e.type
-    if isinstance(e, Call):
+    if isinstance(e, Var | Call):
         return e.type
     if isinstance(e, DynDim | ConstInt):
         return ScalarType(e.dtype if isinstance(e, ConstInt) else DataType.INDEX)
@@ -202,8 +202,12 @@ def tile_operand_types(args: tuple[Expr, ...]) -> list[_types.TileType]:
     out = []
     tile = _types.TileType
     for a in args:
-        kind = type(a)
-        t = a.type if kind is Var or kind is Call else type_of(a) if kind is TupleGetItem else None  # type: ignore[union-attr]
+        if type(a) is Var or type(a) is Call:
+            t = a.type
+        elif type(a) is TupleGetItem:
+            t = type_of(a)
+        else:
+            continue
         if type(t) is tile:
             out.append(t)
     return out

@@ -87,8 +87,8 @@ def deduce_type(op: str, args: Sequence[Expr], kwargs: Kwargs, annotation: Type 
         raise TypeDeductionError(
             f"{op} takes {d.required}..{len(d.params)} operands ({', '.join(d.params)}), got {len(args)}"
         )
-    unknown = set(kwargs) - d.kwargs
-    if unknown and not d.any_keyword:
+    if kwargs and not d.any_keyword and not d.kwargs.issuperset(kwargs):
+        unknown = set(kwargs) - d.kwargs
         raise TypeDeductionError(
             f"{op} does not accept keyword(s) {sorted(unknown)}; accepted: {sorted(d.kwargs)}"
         )
