@@ -262,8 +262,9 @@ class Lowerer:
 
         for block in blocks(self.fn.body):
             for s in block:
-                if isinstance(s, AssignStmt):
+                if type(s) is AssignStmt:
                     self.vars[s.var.uid] = s.var
+                    continue
                 if isinstance(s, ForStmt | WhileStmt):
                     for ia in s.iter_args:
                         self.vars[ia.var.uid] = ia.var
@@ -288,10 +289,10 @@ class Lowerer:
             if isinstance(s, AssignStmt) and last is not None:
                 ctx[s.var.uid] = last
             return
-        if isinstance(s, AssignStmt | EvalStmt):
+        if type(s) is AssignStmt or type(s) is EvalStmt:
             value = s.value if isinstance(s, AssignStmt) else s.expr
             sid = self.enc.stmt_ids.get(id(s))
-            if sid is not None and isinstance(value, Call):
+            if sid is not None and type(value) is Call:
                 plan = self.plans.get(sid)
                 if plan is None:
                     raise diag.internal(f"no lowering was extracted for {value.op} (statement {sid})")

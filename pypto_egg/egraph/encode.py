@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,29 +49,31 @@ _INT64_MAX = 2**63 - 1
 def walk_calls(body: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, Call]]:
     """Every statement whose value is an op call, in program order, through nested blocks."""
     for s in body:
-        if isinstance(s, AssignStmt):
+        if type(s) is AssignStmt:
             value = s.value
-        elif isinstance(s, EvalStmt):
+        elif type(s) is EvalStmt:
             value = s.expr
         else:
             for inner in child_bodies(s):
                 yield from walk_calls(inner)
             continue
-        if isinstance(value, Call) and not value.is_function:
+        if type(value) is Call and not value.is_function:
             yield s, value
 
 
 def child_bodies(s: Stmt) -> tuple[tuple[Stmt, ...], ...]:
     """The statement lists nested directly inside a statement."""
-    if isinstance(s, SeqStmts):
-        return (s.stmts,)
-    if isinstance(s, ScopeStmt):
-        return (s.body,)
-    if isinstance(s, IfStmt):
-        return (s.then_body,) if s.else_body is None else (s.then_body, s.else_body)
-    if isinstance(s, ForStmt | WhileStmt):
-        return (s.body,)
-    return ()
+    children = _CHILD_BODIES.get(type(s))
+    return children(s) if children is not None else ()
+
+
+_CHILD_BODIES: dict[type, Callable[[Any], tuple[tuple[Stmt, ...], ...]]] = {
+    SeqStmts: lambda s: (s.stmts,),
+    ScopeStmt: lambda s: (s.body,),
+    IfStmt: lambda s: (s.then_body,) if s.else_body is None else (s.then_body, s.else_body),
+    ForStmt: lambda s: (s.body,),
+    WhileStmt: lambda s: (s.body,),
+}  # by exact class: the IR's statement classes have no subclasses
 
 
 def blocks(body: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, ...]]:

@@ -163,7 +163,7 @@ def const(value: int | Expr) -> Expr:
 
 
 def static_int(e: object) -> int | None:
-    return e.value if isinstance(e, ConstInt) else None
+    return e.value if type(e) is ConstInt else None
 
 
 def type_of(e: Expr) -> Type:
