@@ -149,7 +149,7 @@ def substitute(e: Expr, ctx: Ctx) -> Expr:
         return e if all(map(operator.is_, elems, e.elements)) else MakeTuple(elems, e.span)
     if type(e) is Call:
         args = tuple([substitute(a, ctx) for a in e.args])
-        return e if all(map(operator.is_, args, e.args)) else replace(e, args=args)
+        return e if all(map(operator.is_, args, e.args)) else with_operands(e, args)
     if isinstance(e, BinOp):
         lhs, rhs = substitute(e.lhs, ctx), substitute(e.rhs, ctx)
         return e if lhs is e.lhs and rhs is e.rhs else BinOp(e.op, lhs, rhs, e.span)
@@ -498,9 +498,7 @@ class Lowerer:
         args = tuple([substitute(a, ctx) for a in call.args])
         if len(args) == 3:
             args = (*args, args[2])
-        self.bind(
-            s, replace(call, args=args, type=self.load_type(s, call, plan.args[0], plan.args[1])), ctx, out
-        )
+        self.bind(s, with_operands(call, args, self.load_type(s, call, plan.args[0], plan.args[1])), ctx, out)
 
     def load_collapsed(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         shape, valid, view_shape, offsets, shapes, window_valid, src_valid = plan.args
@@ -513,7 +511,7 @@ class Lowerer:
         view = self.emit(f"{name}_view2d", make_call("tensor.view", view_args, span=call.span), s.span, out)
         args = (view, self.tuple_of(offsets, call), self.tuple_of(shapes, call),
                 self.tuple_of(window_valid, call))  # fmt: skip
-        self.bind(s, replace(call, args=args, type=self.load_type(s, call, shape, valid)), ctx, out)
+        self.bind(s, with_operands(call, args, self.load_type(s, call, shape, valid)), ctx, out)
 
     def store(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         args = [substitute(a, ctx) for a in call.args[:3]]
@@ -526,7 +524,7 @@ class Lowerer:
                 "flat_tile", make_call("tile.reshape", (args[0], flat), span=call.span), s.span, out
             )
         window = self.tuple_of(plan.args[0], call)
-        self.bind(s, replace(call, args=(*args, window), type=type_of(args[2])), ctx, out)
+        self.bind(s, with_operands(call, (*args, window), type_of(args[2])), ctx, out)
 
     def alloc(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         args = (self.tuple_of(plan.args[0], call), *(substitute(a, ctx) for a in call.args[1:]))

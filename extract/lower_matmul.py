@@ -79,7 +79,7 @@ class MatmulLowerer(Lowerer):
             page = self.emit(f"acc_drain_{i}", make_call("tile.slice", (acc, MakeTuple((m, n), span),
                              int_tuple(0, as_int(col), span=span)), span=span), s.span, out)  # fmt: skip
             args = (page, self.tuple_of(offsets, call), tensor, self.tuple_of(window, call))
-            last = self.emit(f"{name}_{i}", replace(call, args=args, type=type_of(tensor)), s.span, out)
+            last = self.emit(f"{name}_{i}", with_operands(call, args, type_of(tensor)), s.span, out)
             tensor = last
         if isinstance(s, AssignStmt) and last is not None:
             ctx[s.var.uid] = last
@@ -105,7 +105,7 @@ class MatmulLowerer(Lowerer):
             )
             page = self.emit(f"acc_drain_{i}", window, s.span, out)
             args = (page, self.tuple_of(offsets, call), tensor)
-            tensor = self.emit(f"{name}_{i}", replace(call, args=args, type=type_of(tensor)), s.span, out)
+            tensor = self.emit(f"{name}_{i}", with_operands(call, args, type_of(tensor)), s.span, out)
         if isinstance(s, AssignStmt):
             ctx[s.var.uid] = tensor
 

@@ -159,6 +159,8 @@ def _elementwise_result(src: TileType, dtype: DataType | None = None) -> TileTyp
     """A vector op's result: the operand's valid shape and layouts; it lives in Vec when the operand
     does, and is left unplaced otherwise (an op on an Acc or Mat tile keeps their layouts explicitly)."""
     if src.view is None and (src.memory is None or src.memory is MemorySpace.Vec):
+        if src.memref is None and (dtype is None or dtype is src.dtype):
+            return src  # the operand's type itself: types are immutable, so a result may share it
         return TileType(src.shape, dtype or src.dtype, src.memory)  # its implicit view, as the operand's
     valid = src.view.valid_shape if src.view is not None else None
     memory = MemorySpace.Vec if src.memory is MemorySpace.Vec else None
