@@ -52,17 +52,19 @@ class _Relations(dict[str, list[tuple["ClassId | Prim", ...]]]):
     """Relation rows by name, converted from egglog's frozen table on first access: a lowering reads a
     handful of the relations, and the encoder's input tables are the largest."""
 
-    def __init__(self, frozen: dict[str, Any], convert: Callable[[str, Any], ClassId | Prim]) -> None:
+    def __init__(
+        self, frozen: dict[str, Any], reader: Callable[[str], Callable[[Any], ClassId | Prim]]
+    ) -> None:
         super().__init__()
         self._frozen = frozen
         self._names = frozenset(frozen)
-        self._convert: Callable[[str, Any], ClassId | Prim] | None = convert
+        self._reader: Callable[[str], Callable[[Any], ClassId | Prim]] | None = reader
 
     def release(self) -> None:
         """Drop the references to egglog's objects (they may only be dropped by the thread that made them);
         the relations read so far stay readable."""
         self._frozen = {}
-        self._convert = None
+        self._reader = None
 
     def __missing__(self, name: str) -> list[tuple[ClassId | Prim, ...]]:
         fn = self._frozen.get(name)
@@ -70,13 +72,17 @@ class _Relations(dict[str, list[tuple["ClassId | Prim", ...]]]):
             if name in self._names:
                 raise RuntimeError(f"relation {name} was not read before its e-graph was closed")
             raise KeyError(name)
-        conv, sorts = self._convert, fn.input_sorts
-        assert conv is not None
+        reader = self._reader
+        assert reader is not None
+        columns = [reader(s) for s in fn.input_sorts]  # one converter per column, chosen once
         if fn.output_sort in PRIMITIVE_SORTS and fn.output_sort not in ("Unit", "unit"):  # a valued function
-            out = fn.output_sort
-            rows = [(*(conv(s, v) for s, v in zip(sorts, r.inputs)), conv(out, r.output)) for r in fn.rows]
+            out = reader(fn.output_sort)
+            rows = [(*[f(v) for f, v in zip(columns, r.inputs)], out(r.output)) for r in fn.rows]
+        elif len(set(columns)) == 1:  # every column of one sort (most relations: ids, or e-classes)
+            f = columns[0]
+            rows = [tuple(map(f, r.inputs)) for r in fn.rows]
         else:
-            rows = [tuple(conv(s, v) for s, v in zip(sorts, r.inputs)) for r in fn.rows]
+            rows = [tuple([f(v) for f, v in zip(columns, r.inputs)]) for r in fn.rows]
         self[name] = rows
         return rows
 
@@ -135,6 +141,9 @@ class EGraphView:
                 return str(v)
             return cid(v)
 
+        def reader(sort: str) -> Callable[[Any], ClassId | Prim]:
+            return convert.get(sort) or (str if sort in PRIMITIVE_SORTS else cid)
+
         relations: dict[str, Any] = {}
         classes: dict[ClassId, list[ENode]] = defaultdict(list)
         skipped = 0
@@ -166,4 +175,4 @@ class EGraphView:
                 out = cid(r.output)
                 kids = tuple(a for a in args if isinstance(a, ClassId))
                 classes[out].append(make(ENode, (name, args, out, kids)))
-        return cls(classes, _Relations(relations, arg), skipped)
+        return cls(classes, _Relations(relations, reader), skipped)

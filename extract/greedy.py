@@ -36,14 +36,16 @@ class Extraction:
 
     def term(self, c: ClassId) -> Term | None:
         """The chosen term of a class, or None when no finite-cost term exists."""
-        if c in self._memo:
-            return self._memo[c]
-        if c not in self.best:
+        t = self._memo.get(c)
+        if t is not None:
+            return t
+        choice = self.best.get(c)
+        if choice is None:
             return None
-        node = self.best[c].node
+        node = choice.node
         args: list[Term | Prim] = []
         for a in node.args:
-            if isinstance(a, ClassId):
+            if type(a) is ClassId:
                 sub = self.term(a)
                 if sub is None:
                     return None

@@ -428,9 +428,9 @@ class FlattenEGraph:
     def facts(self, relation: str) -> list[tuple[Term | int | float | str | bool | None, ...]]:
         """The rows of a relation, e-class columns replaced by their extracted terms (read once per relation)."""
         if relation not in self._facts:
-            ex = self.extraction()
+            term = self.extraction().term
             self._facts[relation] = [
-                tuple(ex.term(a) if isinstance(a, ClassId) else a for a in row)
+                tuple([term(a) if type(a) is ClassId else a for a in row])
                 for row in self.view().relations.get(relation, [])
             ]
         return self._facts[relation]
