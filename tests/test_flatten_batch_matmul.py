@@ -81,6 +81,36 @@ def test_b136_a_following_store_becomes_one_store_per_page_with_its_kwargs():
     assert after.functions[0].body[-1].values[0] is stores[-1].var
 
 
+def test_b136_static_store_offsets_over_two_batch_axes_move_by_each_pages_digits():
+    before = bmm_program(
+        [2, 3, 16, 32],
+        [2, 3, 32, 16],
+        "c = pl.tile.batch_matmul(ta, tb)\nout = pl.store(c, [1, 2, 16, 0], out)\nreturn out",
+        [3, 5, 32, 16],
+    )
+    after = flatten(before)
+    stores = [s.value for s in assigns(after) if s.value.op == "tile.store"]
+    offsets = [[d.value for d in c.args[1].elements] for c in stores]
+    assert offsets == [[1 + i, 2 + j, 16, 0] for i in range(2) for j in range(3)]
+    assert all([d.value for d in c.args[3].elements] == [1, 1, 16, 16] for c in stores)
+
+
+def test_b136_a_dynamic_store_offset_moves_with_each_page_as_an_expression():
+    before = bmm_program(
+        [3, 16, 32],
+        [3, 32, 16],
+        "c = pl.tile.batch_matmul(ta, tb)\nout = pl.store(c, [k, 0, 0], out)\nreturn out",
+        [6, 16, 16],
+        extra=", k: pl.Scalar[pl.INDEX]",
+    )
+    after = flatten(before, scalars={"k": 2})
+    stores = [s.value for s in assigns(after) if s.value.op == "tile.store"]
+    firsts = [c.args[1].elements[0] for c in stores]
+    assert [getattr(e, "name", None) for e in firsts[:1]] == ["k"]  # page 0 keeps the offset itself
+    assert [(e.op, e.lhs.name, e.rhs.value) for e in firsts[1:]] == [("add", "k", 1), ("add", "k", 2)]
+    assert all([d.value for d in c.args[1].elements[1:]] == [0, 0] for c in stores)
+
+
 def test_b134_a_single_page_is_one_matmul_bound_to_the_result():
     before = bmm_program(
         [1, 16, 32],
