@@ -77,13 +77,22 @@ class TermDecoder:
         # IR is immutable, so they share its expressions, decoded once per term and span (both kept with
         # the result, so the ids in the key always name live objects)
         self._decoded: dict[tuple[int, int], tuple[Term, Span | None, tuple[Expr, ...]]] = {}
+        # and the constants among them, one object per value and span (the pages of a batch repeat a few values)
+        self._consts: dict[tuple[int, int], tuple[Span | None, ConstInt]] = {}
 
     def dim(self, t: Term | Any, span: Span | None = None) -> Expr:
         """A dimension term as an IR expression; new nodes carry `span` (the call they belong to, B-029)."""
         if not isinstance(t, Term):
             raise InternalError(f"expected a dimension term, got {t!r}")
         if t.op == "DC":
-            return ConstInt(as_int(t.args[0]), span=span)
+            value = as_int(t.args[0])
+            key = (value, id(span))
+            hit = self._consts.get(key)
+            if hit is not None and hit[0] is span:
+                return hit[1]
+            const = ConstInt(value, span=span)
+            self._consts[key] = (span, const)
+            return const
         if t.op == "DSym":
             return self.enc.symbols[str(t.args[0])]
         if t.op in _DIM_OPS:

@@ -7,7 +7,6 @@ skeleton stays in Python: the lowering walks the same statements and reads each 
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -16,7 +15,7 @@ from typing import Any
 
 from ..backend import Backend
 from ..errors import InternalError
-from ..ir.expr import BinOp, Call, ConstFloat, ConstInt, DynDim, Expr, MakeTuple, Var, static_int, type_of
+from ..ir.expr import BinOp, Call, ConstFloat, ConstInt, DynDim, Expr, MakeTuple, Var, type_of
 from ..ir.stmt import (
     AssignStmt,
     EvalStmt,
@@ -44,6 +43,20 @@ RELATIONS: dict[str, int] = {
 }  # fmt: skip
 BMM_OPS = ("tile.batch_matmul", "tile.batch_matmul_acc")
 _INT64_MAX = 2**63 - 1
+
+
+def _pages_at_most(shape: tuple[Expr, ...]) -> int:
+    """How many pages a tile of this shape can be cut into: its batch product when N-D, its rows / 16 when 2-D
+    (a row window); 0 when a dim that counts is dynamic."""
+    if len(shape) == 2:
+        rows = shape[0]
+        return rows.value // 16 if type(rows) is ConstInt else 0
+    n = 1
+    for d in shape[:-2]:
+        if type(d) is not ConstInt:
+            return 0
+        n *= d.value
+    return n
 
 
 def walk_calls(body: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, Call]]:
@@ -229,11 +242,8 @@ class Encoding:
         self.statements.append((s, call))
         self.stmt_ids[id(s)] = sid
         result = s.var.type if isinstance(s, AssignStmt) else call.type
-        if isinstance(result, TileType) and result.rank >= 2:
-            dims = [static_int(d) for d in result.shape]
-            lead = dims[:-2] if result.rank > 2 else [(dims[0] or 0) // 16]
-            if None not in lead:
-                self.page_bound = max(self.page_bound, math.prod(lead))  # type: ignore[arg-type]
+        if type(result) is TileType and len(result.shape) >= 2:
+            self.page_bound = max(self.page_bound, _pages_at_most(result.shape))
         op, args = call.op, call.args
         if op == "tile.load":
             self.load(sid, result, call)
