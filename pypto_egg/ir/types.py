@@ -297,26 +297,28 @@ def canonical_view(shape: Shape, memory: MemorySpace | None, view: TileView | No
         return None
     blayout, slayout, fractal = implicit_layouts(shape, memory)
     valid = view.valid_shape
-    if (
-        valid is not None
-        and len(valid) == len(shape)
-        and all(exprs_equal(a, b) for a, b in zip(valid, shape))
-    ):
+    if valid is not None and len(valid) == len(shape) and all(map(_same_dim, valid, shape)):
         valid = None
-    canon = TileView(
-        valid_shape=tuple(valid) if valid is not None else None,
-        stride=tuple(view.stride) if view.stride else None,
-        start_offset=view.start_offset,
-        blayout=None if view.blayout in (None, blayout) else view.blayout,
-        slayout=None if view.slayout in (None, slayout) else view.slayout,
-        fractal=None if view.fractal in (None, fractal) else view.fractal,
-        pad=None if view.pad in (None, PadValue.null) else view.pad,
-        compact=None if view.compact in (None, CompactMode.null) else view.compact,
+    fields = (
+        tuple(valid) if valid is not None else None,
+        tuple(view.stride) if view.stride else None,
+        view.start_offset,
+        None if view.blayout in (None, blayout) else view.blayout,
+        None if view.slayout in (None, slayout) else view.slayout,
+        None if view.fractal in (None, fractal) else view.fractal,
+        None if view.pad in (None, PadValue.null) else view.pad,
+        None if view.compact in (None, CompactMode.null) else view.compact,
     )
-    return None if canon == _IMPLICIT_VIEW else canon
+    if fields == _NO_FIELDS:  # the implicit view: a tuple compare in C, not a dataclass one
+        return None
+    return TileView(*fields)
 
 
-_IMPLICIT_VIEW = TileView()
+def _same_dim(a: Expr, b: Expr) -> bool:
+    return a is b or exprs_equal(a, b)
+
+
+_NO_FIELDS = (None,) * 8
 
 
 def retile(t: TileType, **changes: object) -> TileType:
