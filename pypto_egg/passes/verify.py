@@ -41,8 +41,8 @@ def tile_ops_2d_diagnostics(program: Program) -> list[Diagnostic]:
             if not op.startswith("tile.") or op in _EXEMPT:
                 continue
             span = stmt.span or call.span
-            result = stmt.var.type if isinstance(stmt, AssignStmt) else call.type
-            if isinstance(result, TileType) and result.rank > 2:
+            result = stmt.var.type if type(stmt) is AssignStmt else call.type
+            if type(result) is TileType and len(result.shape) > 2:
                 report(f"Tile op '{op}' in InCore function '{fn.name}' produces >2D tile (should have been "
                        f"flattened to 2D)", span)  # fmt: skip
             if op == "tile.transpose" and len(call.args) != 4:
@@ -56,7 +56,7 @@ def tile_ops_2d_diagnostics(program: Program) -> list[Diagnostic]:
                 elif len(offset.elements) != 2:
                     report(f"tile.assemble in InCore function '{fn.name}' has a rank-{len(offset.elements)} offset "
                            f"(expected 2: row, col after FlattenTileNdTo2D)", span)  # fmt: skip
-            if any(t.rank > 2 for t in tile_operand_types(call.args)):
+            if any([len(t.shape) > 2 for t in tile_operand_types(call.args)]):
                 report(f"Tile op '{op}' in InCore function '{fn.name}' has >2D tile argument (should have been "
                        f"flattened to 2D)", span)  # fmt: skip
     return out
