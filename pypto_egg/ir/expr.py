@@ -168,9 +168,7 @@ def static_int(e: object) -> int | None:
 
 def type_of(e: Expr) -> Type:
     """The type of an expression; scalars deduce from their operands."""
-    if type(e) is Var or type(e) is Call:  # the common case, by exact class first
-        return e.type
-    if isinstance(e, Var | Call):
+    if type(e) is Var or type(e) is Call:  # (by exact class: the IR's node classes have no subclasses)
         return e.type
     if isinstance(e, DynDim | ConstInt):
         return ScalarType(e.dtype if isinstance(e, ConstInt) else DataType.INDEX)
@@ -215,6 +213,8 @@ def tile_operand_types(args: tuple[Expr, ...]) -> list[_types.TileType]:
 
 def exprs_equal(a: Expr, b: Expr) -> bool:
     """Structural equality of two expressions with variables compared by identity (spans ignored)."""
+    if a is b:  # one object (the lowering shares decoded dims and types, so this is the common case)
+        return True
     if isinstance(a, Var) or isinstance(b, Var):
         return a is b
     if type(a) is not type(b):

@@ -297,7 +297,7 @@ def canonical_view(shape: Shape, memory: MemorySpace | None, view: TileView | No
         return None
     blayout, slayout, fractal = implicit_layouts(shape, memory)
     valid = view.valid_shape
-    if valid is not None and len(valid) == len(shape) and all(map(_same_dim, valid, shape)):
+    if valid is not None and len(valid) == len(shape) and all(map(exprs_equal, valid, shape)):
         valid = None
     fields = (
         tuple(valid) if valid is not None else None,
@@ -312,10 +312,6 @@ def canonical_view(shape: Shape, memory: MemorySpace | None, view: TileView | No
     if fields == _NO_FIELDS:  # the implicit view: a tuple compare in C, not a dataclass one
         return None
     return TileView(*fields)
-
-
-def _same_dim(a: Expr, b: Expr) -> bool:
-    return a is b or exprs_equal(a, b)
 
 
 _NO_FIELDS = (None,) * 8
