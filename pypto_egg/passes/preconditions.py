@@ -53,8 +53,7 @@ def check_preconditions(fn: Function) -> None:
         for t in nd:
             if id(t) not in checked:
                 checked.add(id(t))
-                if not _static_positive(t.shape):
-                    _check_dims(op, t, stmt, call)
+                _check_dims(op, t, stmt, call)
         if not call.args:
             continue
         arg0 = type_of(call.args[0])
@@ -75,18 +74,6 @@ def check_preconditions(fn: Function) -> None:
             raise diag.reduce_keepdim(op, *_where(stmt, call))
 
 
-def _static_positive(shape: tuple[object, ...]) -> bool:
-    """Every dim a positive constant and the merged rows within a 64-bit index: what `_check_dims` checks,
-    without building its messages."""
-    rows = 1
-    for d in shape[:-1]:
-        if type(d) is not ConstInt or d.value <= 0:
-            return False
-        rows *= d.value
-    last = shape[-1]
-    return type(last) is ConstInt and last.value > 0 and rows <= _INT64_MAX
-
-
 def _where(stmt: object, call: Call) -> tuple[str | None, Span | None]:
     """The variable and span a diagnostic names."""
     var = stmt.var.name if isinstance(stmt, AssignStmt) else None
@@ -94,7 +81,17 @@ def _where(stmt: object, call: Call) -> tuple[str | None, Span | None]:
 
 
 def _check_dims(op: str, t: TileType, stmt: object, call: Call) -> None:
-    """B-011 / D-02: every physical dim of an N-D tile is a positive constant."""
+    """B-011 / D-02: every physical dim of an N-D tile is a positive constant, and its merged rows fit a
+    64-bit index (the diagnostics are built only for a shape that fails)."""
+    rows = 1
+    for d in t.shape[:-1]:
+        if type(d) is not ConstInt or d.value <= 0:
+            break
+        rows *= d.value
+    else:
+        last = t.shape[-1]
+        if type(last) is ConstInt and last.value > 0 and rows <= _INT64_MAX:
+            return
     for i, d in enumerate(t.shape):
         value = static_int(d)
         if value is None:
