@@ -7,6 +7,7 @@ skeleton stays in Python: the lowering walks the same statements and reads each 
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -323,7 +324,10 @@ class Encoding:
                     r for r in rows if len(r) != arity or any("\t" in str(c) or "\n" in str(c) for c in r)
                 )
                 raise InternalError(f"{rel} row {bad} is not {arity} tab-free cells")
-            (directory / f"{rel}.tsv").write_text(text + "\n")
+            with open(
+                os.path.join(directory, rel + ".tsv"), "w"
+            ) as f:  # (plain open: pathlib's costs show here)
+                f.write(text + "\n")
             commands.append(f'(input {rel} "{rel}.tsv")')
         return commands
 

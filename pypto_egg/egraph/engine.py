@@ -27,7 +27,15 @@ from ..ir.stmt import Program
 from .encode import Encoding, encode_functions
 from .relevance import Relevance, all_rules, relevant_rules
 from .report import RunReport
-from .rules import RuleFile, load_rule_file, read_rule_files, run_text, schedule_text, shipped_rule_files
+from .rules import (
+    RuleFile,
+    load_rule_file,
+    parsed,
+    read_rule_files,
+    run_text,
+    schedule_text,
+    shipped_rule_files,
+)
 
 
 @dataclass(frozen=True)
@@ -260,7 +268,7 @@ class FlattenEGraph:
             shared.in_use = True
             self.egraph = shared.egraph
             facts_dir = Path(shared.facts_dir.name)
-            run_text(self.egraph, "(push)", "<push>")
+            run_text(self.egraph, "(push)", "<push>", reuse=True)
         else:
             self._own_facts = tempfile.TemporaryDirectory(prefix="pypto-egg-facts-", dir=_facts_root())
             facts_dir = Path(self._own_facts.name)
@@ -269,8 +277,7 @@ class FlattenEGraph:
         self.report.times["load rules"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         try:
-            commands = self.encoding.write_facts(facts_dir)
-            run_text(self.egraph, "\n".join(commands), "<facts>")
+            load_facts(self.egraph, facts_dir, self.encoding.write_facts(facts_dir))
         except BaseException:
             self.close()
             raise
@@ -288,7 +295,7 @@ class FlattenEGraph:
         if view is not None:
             view.release()  # extracted plans and facts read so far stay readable
         if self._shared is not None:
-            run_text(self.egraph, "(pop)", "<pop>")
+            run_text(self.egraph, "(pop)", "<pop>", reuse=True)
             self._shared.in_use = False
             self._shared = None
             self.egraph = None  # type: ignore[assignment]  # the owner thread keeps it; no other may drop it
@@ -355,7 +362,7 @@ class FlattenEGraph:
                 chunk = max(1, min(_CHUNK, self.limits.max_iterations - run.iterations))
                 program = f"(run {part} {chunk})" if part else f"(run {chunk})"
                 try:
-                    outputs = self.egraph.run_program(*self.egraph.parse_program(program))
+                    outputs = self.egraph.run_program(*parsed(self.egraph, program))
                 except BaseException as e:  # a missing ruleset panics (PanicException is not an Exception)
                     if isinstance(e, eb.EggSmolError) or type(e).__name__ == "PanicException":
                         raise RuleError(f"rules/schedule.egg: running {body} failed: {e}") from None
@@ -386,7 +393,7 @@ class FlattenEGraph:
                 )
 
     def _size(self) -> int:
-        out = self.egraph.run_program(*self.egraph.parse_program("(print-size)"))
+        out = self.egraph.run_program(*parsed(self.egraph, "(print-size)"))
         sizes: list[tuple[str, int]] = getattr(out[0], "sizes")  # noqa: B009
         return sum(n for _, n in sizes)
 
@@ -453,12 +460,25 @@ class FlattenEGraph:
         return to_dot(self)
 
 
-_CHUNK = 8  # iterations per egglog call: the limits are checked between calls
+_CHUNK = 12  # iterations per egglog call, the limits checked between calls: every stage of the shipped rules
+# saturates within one call on the corpus and the workloads (at most 11 iterations)
 STRATEGIES = ("reference", "optimal")
 
 
 def _combined_name(stage: Stage) -> str:
     return "stage__" + "__".join(r for r in stage.rulesets if r).replace("-", "_")
+
+
+def load_facts(egraph: eb.EGraph, directory: Path, inputs: list[str]) -> None:
+    """Run the `(input ...)` commands through one `include` of a file listing them: egglog then reads them
+    itself, where each command handed over from Python costs a conversion of its own."""
+    if not inputs:
+        return
+    listing = os.path.join(directory, "facts.egg")
+    with open(listing, "w") as f:
+        f.write("\n".join(inputs) + "\n")
+    path = listing.replace("\\", "\\\\").replace('"', '\\"')
+    run_text(egraph, f'(include "{path}")', "<facts>", reuse=True)
 
 
 def check_strategy(strategy: str) -> str:

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import egglog.bindings as eb
 
@@ -91,16 +92,33 @@ def schedule_text() -> str:
     return (rules_dir() / "schedule.egg").read_text()
 
 
-def run_text(egraph: eb.EGraph, text: str, source: str) -> list[object]:
-    """Parse and run egglog text, turning egglog's errors and panics into a RuleError naming the source."""
+def run_text(egraph: eb.EGraph, text: str, source: str, *, reuse: bool = False) -> list[object]:
+    """Parse and run egglog text, turning egglog's errors and panics into a RuleError naming the source.
+    `reuse`: the text is a command the host repeats (push, pop, a stage's run), parsed once per process."""
     try:
-        return list(egraph.run_program(*egraph.parse_program(text, filename=source)))
+        commands = parsed(egraph, text) if reuse else egraph.parse_program(text, filename=source)
+        return list(egraph.run_program(*commands))
     except eb.EggSmolError as e:
         raise RuleError(_describe(source, str(e))) from None
     except BaseException as e:  # egglog panics raise pyo3's PanicException, which is not an Exception
         if type(e).__name__ != "PanicException":
             raise
         raise RuleError(_describe(source, f"egglog panicked: {e}")) from None
+
+
+# parsed commands are plain data, valid for any e-graph: the host's few repeated texts are parsed once
+_PARSED: dict[str, list[Any]] = {}
+_MAX_PARSED = 256
+
+
+def parsed(egraph: eb.EGraph, text: str) -> list[Any]:
+    """A repeated command's parse, made on first use."""
+    commands = _PARSED.get(text)
+    if commands is None:
+        if len(_PARSED) >= _MAX_PARSED:
+            _PARSED.clear()
+        commands = _PARSED[text] = egraph.parse_program(text)
+    return commands
 
 
 def load_rule_file(egraph: eb.EGraph, rf: RuleFile) -> None:
