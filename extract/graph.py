@@ -147,20 +147,24 @@ class EGraphView:
         relations: dict[str, Any] = {}
         classes: dict[ClassId, list[ENode]] = defaultdict(list)
         skipped = 0
+        make = tuple.__new__
         for name, fn in frozen.functions.items():
-            if fn.output_sort in ("Unit", "unit") or fn.output_sort.startswith("@"):  # a relation
+            out_sort = fn.output_sort
+            if out_sort in ("Unit", "unit") or out_sort.startswith("@"):  # a relation
                 relations[name] = fn
                 continue
-            if fn.output_sort in PRIMITIVE_SORTS:  # an analysis function (Len, NonContig, ...): not a term,
+            if out_sort in PRIMITIVE_SORTS:  # an analysis function (Len, NonContig, ...): not a term,
                 relations[name] = fn  # read like a relation whose last column is the value
                 continue
+            rows = fn.rows
+            if not rows:  # (most constructors of a small program's e-graph)
+                continue
             if name in skip:
-                skipped += len(fn.rows)
+                skipped += len(rows)
                 continue
             sorts = fn.input_sorts
-            make = tuple.__new__
             if not any(s in PRIMITIVE_SORTS for s in sorts):  # every argument an e-class: the common case
-                for r in fn.rows:
+                for r in rows:
                     if r.subsumed:
                         continue
                     kids = tuple(map(cid, r.inputs))
@@ -168,7 +172,7 @@ class EGraphView:
                     classes[out].append(make(ENode, (name, kids, out, kids)))
                 continue
             prim = [s in PRIMITIVE_SORTS for s in sorts]
-            for r in fn.rows:
+            for r in rows:
                 if r.subsumed:
                     continue
                 args = tuple(arg(s, v) if p else cid(v) for s, v, p in zip(sorts, r.inputs, prim))
