@@ -24,7 +24,7 @@ from ..errors import RuleError, ScheduleLimitError, UserError
 from ..extract import ClassId, EGraphView, Extraction, Term, extract_roots
 from ..extract.cost import CostModel, DefaultCostModel
 from ..ir.stmt import Program
-from .encode import Encoding, encode_functions
+from .encode import Encoding, encode_functions, write_file
 from .relevance import Relevance, all_rules, relevant_rules
 from .report import RunReport
 from .rules import (
@@ -475,8 +475,7 @@ def load_facts(egraph: eb.EGraph, directory: Path, inputs: list[str]) -> None:
     if not inputs:
         return
     listing = os.path.join(directory, "facts.egg")
-    with open(listing, "w") as f:
-        f.write("\n".join(inputs) + "\n")
+    write_file(listing, "\n".join(inputs) + "\n")
     path = listing.replace("\\", "\\\\").replace('"', '\\"')
     run_text(egraph, f'(include "{path}")', "<facts>", reuse=True)
 
