@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import pypto_egg.language as pl
 from pypto_egg import egraph, passes
 from pypto_egg.extract import EGraphView, ENode, Term, extract_roots
@@ -107,3 +109,21 @@ def test_dag_cost_counts_a_shared_subterm_once():
     assert dag.term(top).op == "DMul" and dag.cost(top) == 3
     tree = extract_roots(view, mode="tree")
     assert tree.term(top).op == "DSub" and tree.cost(top) == 5
+
+
+def test_fact_files_hold_each_row_and_refuse_a_malformed_one(tmp_path):
+    from pypto_egg.egraph.encode import Encoding
+    from pypto_egg.errors import InternalError
+
+    enc = Encoding()
+    enc.rows["GenericRow"] += [(0, "tile.exp", 1, 2), (1, "tile.add", 3, 2)]
+    enc.rows["OpndFloatRow"].append((4, 0.5, 0))
+    commands = enc.write_facts(tmp_path)
+    assert commands == ['(input OpndFloatRow "OpndFloatRow.tsv")', '(input GenericRow "GenericRow.tsv")']
+    assert (tmp_path / "GenericRow.tsv").read_text() == "0\ttile.exp\t1\t2\n1\ttile.add\t3\t2\n"
+    assert (tmp_path / "OpndFloatRow.tsv").read_text() == "4\t0.5\t0\n"
+    for bad in [(2, "tile.exp", 1), (2, "tile\tadd", 1, 2), (2, "tile.add", 1, 2, 5)]:
+        enc.rows["GenericRow"].append(bad)
+        with pytest.raises(InternalError, match=r"GenericRow row .* is not 4 tab-free cells"):
+            enc.write_facts(tmp_path)
+        enc.rows["GenericRow"].pop()
