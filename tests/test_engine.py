@@ -127,3 +127,17 @@ def test_fact_files_hold_each_row_and_refuse_a_malformed_one(tmp_path):
         with pytest.raises(InternalError, match=r"GenericRow row .* is not 4 tab-free cells"):
             enc.write_facts(tmp_path)
         enc.rows["GenericRow"].pop()
+
+
+def test_facts_load_through_one_include_from_any_folder_name(tmp_path):
+    import egglog.bindings as eb
+
+    from pypto_egg.egraph.engine import load_facts
+
+    folder = tmp_path / 'a "quoted" folder\\with a backslash'
+    folder.mkdir()
+    (folder / "R.tsv").write_text("1\t2\n3\t4\n")
+    eg = eb.EGraph(fact_directory=str(folder))
+    eg.run_program(*eg.parse_program("(relation R (i64 i64))"))
+    load_facts(eg, str(folder), ['(input R "R.tsv")'])
+    assert [getattr(o, "size", None) for o in eg.run_program(*eg.parse_program("(print-size R)"))] == [2]

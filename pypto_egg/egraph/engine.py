@@ -469,7 +469,7 @@ def _combined_name(stage: Stage) -> str:
     return "stage__" + "__".join(r for r in stage.rulesets if r).replace("-", "_")
 
 
-def load_facts(egraph: eb.EGraph, directory: Path, inputs: list[str]) -> None:
+def load_facts(egraph: eb.EGraph, directory: str | Path, inputs: list[str]) -> None:
     """Run the `(input ...)` commands through one `include` of a file listing them: egglog then reads them
     itself, where each command handed over from Python costs a conversion of its own."""
     if not inputs:
