@@ -319,7 +319,7 @@ class Encoding:
             rows = self.rows.get(rel, [])
             if not rows:  # an empty relation needs no file and no input
                 continue
-            # one C-level format of every cell (each by str(), as a row's join would: a third of the time)
+            # one C-level format of all the cells (each by str(), as joining each row would, in a third of the time)
             try:
                 text = (_ROW_FORMATS[arity] * len(rows)) % tuple(chain.from_iterable(rows))
             except TypeError:  # a row of another arity leaves cells over or short
