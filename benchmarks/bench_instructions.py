@@ -5,8 +5,8 @@ cannot move, for comparing two versions where wall times disagree by more than t
 
 Each workload runs in two processes under `valgrind --tool=cachegrind`, one with one pass call and one with
 1 + K (the same programs parsed in both, each of a shape of its own); the difference over K is one call's
-instructions, import, parsing and rule loading excluded. The seed takes K = 20, which averages out the few
-hundred thousand instructions by which its single calls differ. egglog and OpenBLAS run on one thread, so the
+instructions, import, parsing and rule loading excluded. The seed takes K = 20, which averages out the
+million or so instructions by which its single calls differ. egglog and OpenBLAS run on one thread, so the
 count does not depend on scheduling (it repeats within about 1%). Needs valgrind on the PATH; a run takes a
 minute or two per workload.
 """
