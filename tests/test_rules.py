@@ -122,3 +122,20 @@ def test_a_runaway_rule_hits_the_time_limit(tmp_path):
     eg = FlattenEGraph(pl.parse(SEED), "main", extra_rules=[runaway], limits=limits)
     with pytest.raises(ScheduleLimitError, match=r"time limit \(0.2 s\)"):
         eg.saturate()
+
+
+def test_the_shipped_rules_rerun_on_what_a_user_rule_adds(tmp_path):
+    # the final stage runs the shipped decisions and the user's rules (the default ruleset) in turn until
+    # neither adds anything: a term a user rule builds is normalised by the shipped arithmetic
+    user = tmp_path / "user.egg"
+    user.write_text(
+        ";; a user rule that builds a dimension term\n(rule ((GenericReq s op args sh)) ((DAdd (DC 3) (DC 4))))\n"
+    )
+    eg = FlattenEGraph(pl.parse(SEED), "main", extra_rules=[user])
+    eg.saturate()
+    assert eg.report.rules_fired.get("fold-add", 0) >= 1
+    view = eg.view()
+    sums = [n.eclass for ns in view.classes.values() for n in ns if n.op == "DAdd"]
+    sevens = [n.eclass for ns in view.classes.values() for n in ns if n.op == "DC" and n.args == (7,)]
+    assert sums and sums == sevens
+    eg.close()

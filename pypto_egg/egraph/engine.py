@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import egglog.bindings as eb
 
@@ -347,50 +347,62 @@ class FlattenEGraph:
     def _run_stage(self, stage: Stage, deadline: float) -> _StageRun:
         """Run one stage to saturation, a bounded chunk of iterations per egglog call. The stage's named
         rulesets run as one combined ruleset (the same fixpoint as running them in turn), so a stage that
-        saturates within a chunk costs one call; the limits are checked between chunks."""
+        saturates within a chunk costs one call; the limits are checked between chunks. The default ruleset
+        (user rules) cannot be combined: it and the combined one run in turn, each to its fixpoint, until a
+        round in which neither changes anything."""
         body = " ".join(f"(run {r})" if r else "(run)" for r in stage.rulesets)
         live = self.relevance.runs
         parts = [_combined_name(stage)] if any(r and live(r) for r in stage.rulesets) else []
         if "" in stage.rulesets and live(""):
             parts.append("")  # the default ruleset (rules of user files) cannot be combined
         run = _StageRun()
-        if not parts:  # no rule of the stage can fire on these facts
-            return run
-        while True:
+        while parts:
             changed = False
             for part in parts:
-                chunk = max(1, min(_CHUNK, self.limits.max_iterations - run.iterations))
-                program = f"(run {part} {chunk})" if part else f"(run {chunk})"
-                try:
-                    outputs = self.egraph.run_program(*parsed(self.egraph, program))
-                except BaseException as e:  # a missing ruleset panics (PanicException is not an Exception)
-                    if isinstance(e, eb.EggSmolError) or type(e).__name__ == "PanicException":
-                        raise RuleError(f"rules/schedule.egg: running {body} failed: {e}") from None
-                    raise
-                report = getattr(outputs[0], "report")  # noqa: B009 - the bindings type the output as a union
-                iterations = report.iterations
-                run.iterations += len(iterations)
-                for rule, n in report.num_matches_per_rule.items():
-                    key = _rule_name(rule)
-                    run.matches[key] = run.matches.get(key, 0) + n
-                changed |= bool(iterations) and iterations[-1].rule_set_report.changed
-            if not changed:
-                return run
-            if run.iterations >= self.limits.max_iterations:
-                raise ScheduleLimitError(
-                    f"saturation stopped at the iteration limit ({self.limits.max_iterations}) in stage "
-                    f"{body}; a rule keeps creating new terms. Raise Limits.max_iterations or fix the rule."
-                )
-            if time.perf_counter() > deadline:
-                raise ScheduleLimitError(
-                    f"saturation stopped at the time limit ({self.limits.timeout_s:g} s) in stage {body}."
-                )
-            size = self._size()
-            if size > self.limits.max_enodes:
-                raise ScheduleLimitError(
-                    f"saturation stopped at the e-node limit ({self.limits.max_enodes}, reached {size}) "
-                    f"in stage {body}."
-                )
+                while True:
+                    chunk = max(1, min(_CHUNK, self.limits.max_iterations - run.iterations))
+                    report = self._run_chunk(f"(run {part} {chunk})" if part else f"(run {chunk})", body, run)
+                    changed |= report.updated
+                    iterations = report.iterations
+                    if not iterations or not iterations[-1].rule_set_report.changed:
+                        break  # this part is saturated
+                    self._check_limits(run, body, deadline)
+            if len(parts) == 1 or not changed:
+                break
+            self._check_limits(run, body, deadline)  # another round: the parts may feed each other forever
+        return run
+
+    def _run_chunk(self, program: str, body: str, run: _StageRun) -> Any:
+        """One egglog call of a stage; its iterations and matches are added to `run`."""
+        try:
+            outputs = self.egraph.run_program(*parsed(self.egraph, program))
+        except BaseException as e:  # a missing ruleset panics (PanicException is not an Exception)
+            if isinstance(e, eb.EggSmolError) or type(e).__name__ == "PanicException":
+                raise RuleError(f"rules/schedule.egg: running {body} failed: {e}") from None
+            raise
+        report = getattr(outputs[0], "report")  # noqa: B009 - the bindings type the output as a union
+        run.iterations += len(report.iterations)
+        for rule, n in report.num_matches_per_rule.items():
+            key = _rule_name(rule)
+            run.matches[key] = run.matches.get(key, 0) + n
+        return report
+
+    def _check_limits(self, run: _StageRun, body: str, deadline: float) -> None:
+        if run.iterations >= self.limits.max_iterations:
+            raise ScheduleLimitError(
+                f"saturation stopped at the iteration limit ({self.limits.max_iterations}) in stage "
+                f"{body}; a rule keeps creating new terms. Raise Limits.max_iterations or fix the rule."
+            )
+        if time.perf_counter() > deadline:
+            raise ScheduleLimitError(
+                f"saturation stopped at the time limit ({self.limits.timeout_s:g} s) in stage {body}."
+            )
+        size = self._size()
+        if size > self.limits.max_enodes:
+            raise ScheduleLimitError(
+                f"saturation stopped at the e-node limit ({self.limits.max_enodes}, reached {size}) "
+                f"in stage {body}."
+            )
 
     def _size(self) -> int:
         out = self.egraph.run_program(*parsed(self.egraph, "(print-size)"))
