@@ -388,6 +388,7 @@ class FlattenEGraph:
         return report
 
     def _check_limits(self, run: _StageRun, body: str, deadline: float) -> None:
+        """Before a stage goes on: its iterations, the time and the e-graph's size, the error naming the one hit."""
         if run.iterations >= self.limits.max_iterations:
             raise ScheduleLimitError(
                 f"saturation stopped at the iteration limit ({self.limits.max_iterations}) in stage "
