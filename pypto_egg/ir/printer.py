@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from .expr import (
@@ -21,6 +22,7 @@ from .expr import (
 )
 from .ops import REGISTRY
 from .stmt import (
+    DIALECTS,
     AssertStmt,
     AssignStmt,
     BreakStmt,
@@ -67,25 +69,73 @@ _INFIX = {
 
 
 class Namer:
-    """Gives every variable a unique printed name: a repeated hint becomes `x_1`, `x_2`, ..."""
+    """Gives every variable a unique printed name, as PyPTO's printer does: within a function, a hint that one
+    variable has prints as itself; the variables that share a hint print as `x`, `x_1`, ... in definition
+    order (parameters, then each statement's definitions depth first), skipping the names of the first kind.
+    A variable outside that plan (a printed statement or expression alone) takes the next free `x_<n>`."""
 
-    def __init__(self) -> None:
+    def __init__(self, defs: Sequence[Var] = ()) -> None:
         self.names: dict[int, str] = {}
         self.used: set[str] = set()
+        counts: dict[str, int] = {}
+        unique: list[Var] = []
+        for v in defs:
+            if v.uid not in self.names:
+                self.names[v.uid] = ""
+                unique.append(v)
+                counts[v.name] = counts.get(v.name, 0) + 1
+        for v in unique:
+            if counts[v.name] == 1:
+                self.names[v.uid] = v.name
+                self.used.add(v.name)
+        for v in unique:
+            if counts[v.name] > 1:
+                self.names[v.uid] = self._fresh(v.name)
 
-    def define(self, v: Var) -> str:
-        if v.uid in self.names:
-            return self.names[v.uid]
-        name, i = v.name, 0
+    def _fresh(self, hint: str) -> str:
+        name, i = hint, 0
         while name in self.used:
             i += 1
-            name = f"{v.name}_{i}"
+            name = f"{hint}_{i}"
         self.used.add(name)
-        self.names[v.uid] = name
+        return name
+
+    def define(self, v: Var) -> str:
+        name = self.names.get(v.uid)
+        if name is None:
+            name = self.names[v.uid] = self._fresh(v.name)
         return name
 
     def name(self, v: Var) -> str:
-        return self.names.get(v.uid, v.name)
+        return self.names.get(v.uid) or v.name
+
+
+def definitions(f: Function) -> list[Var]:
+    """A function's variables in the order the printer plans their names: parameters, then every
+    statement's definitions depth first (a loop: its variable, its results, its iter_args; a branch: its
+    results; then the bodies)."""
+    out = [p.var for p in f.params]
+    stack: list[Stmt] = list(reversed(f.body))
+    while stack:
+        s = stack.pop()
+        nested: tuple[Stmt, ...] = ()
+        if isinstance(s, AssignStmt):
+            out.append(s.var)
+        elif isinstance(s, ForStmt):
+            out += [s.loop_var, *s.return_vars, *(ia.var for ia in s.iter_args)]
+            nested = s.body
+        elif isinstance(s, WhileStmt):
+            out += [*s.return_vars, *(ia.var for ia in s.iter_args)]
+            nested = s.body
+        elif isinstance(s, IfStmt):
+            out += s.return_vars
+            nested = s.then_body + (s.else_body or ())
+        elif isinstance(s, SeqStmts):
+            nested = s.stmts
+        elif isinstance(s, ScopeStmt):
+            nested = s.body
+        stack.extend(reversed(nested))
+    return out
 
 
 def _prec(e: Expr) -> float:
@@ -265,7 +315,7 @@ class _Printer:
         self.lines.append("    " * depth + text)
 
     def function(self, f: Function, depth: int) -> None:
-        self.n = Namer()
+        self.n = Namer(definitions(f))
         args = []
         for p in f.params:
             name = self.n.define(p.var)
@@ -403,13 +453,18 @@ def _dyn_dims(node: object, out: set[str]) -> None:
                 _dyn_dims(getattr(node, f), out)
 
 
-def python_print(node: object) -> str:
-    """DSL text for a program, function, statement, expression or type."""
+def python_print(node: object, dialect: str | None = None) -> str:
+    """DSL text for a program, function, statement, expression or type.
+
+    A program's header imports the `pl` of `dialect` (a key of DIALECTS), by default the one it was read in."""
     p = _Printer()
     if isinstance(node, Program):
+        module = DIALECTS.get(dialect or node.dialect)
+        if module is None:
+            raise ValueError(f"unknown dialect {dialect!r}; choose one of {', '.join(DIALECTS)}")
         dyn: set[str] = set()
         _dyn_dims(node.functions, dyn)
-        p.lines += [f"# pypto.program: {node.name}", "import pypto_egg.language as pl", ""]
+        p.lines += [f"# pypto.program: {node.name}", f"import {module} as pl", ""]
         if dyn:
             p.lines += [f'{x} = pl.dynamic("{x}")' for x in sorted(dyn)] + [""]
         p.lines += ["@pl.program", f"class {node.name}:"]

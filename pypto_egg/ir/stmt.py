@@ -204,6 +204,8 @@ class Program:
     name: str
     functions: tuple[Function, ...]
     span: Span | None = field(default=None, compare=False)
+    # the `pl` module the text it was read from imported, printed back as its header (see DIALECTS)
+    dialect: str = field(default="pypto_egg", compare=False)
 
     def function(self, name: str) -> Function:
         for f in self.functions:
@@ -218,3 +220,8 @@ class Program:
 
     def __str__(self) -> str:
         return self.as_python()
+
+
+# A program's header imports one of these as `pl`: pypto-egg's own reader, or PyPTO's (whose `pl.parse`
+# runs the text it reads, so it must see its own module).
+DIALECTS = {"pypto_egg": "pypto_egg.language", "pypto": "pypto.language"}

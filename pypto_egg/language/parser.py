@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import linecache
 import sys
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
@@ -32,6 +33,7 @@ from ..ir.printer import CAST_MODES, print_type
 from ..ir.signatures import SIGNATURES
 from ..ir.span import Span
 from ..ir.stmt import (
+    DIALECTS,
     AssertStmt,
     AssignStmt,
     BreakStmt,
@@ -73,6 +75,9 @@ from ..ir.types import (
     make_tile_type,
 )
 from .runtime import DynamicDim
+
+# function name -> printed variable name -> the name hint the printer made it from (see `parse`)
+NameHints = Mapping[str, Mapping[str, str]]
 
 ENUMS: dict[str, Any] = {
     "Mem": MemorySpace, "MemorySpace": MemorySpace, "TileLayout": TileLayout, "TensorLayout": TensorLayout,
@@ -134,10 +139,18 @@ _NAMED_ENUMS = ("Level", "Role", "FunctionType")
 
 
 class _FunctionParser:
-    def __init__(self, ctx: _Ctx, signatures: dict[str, tuple[Type, ...]]) -> None:
+    def __init__(
+        self, ctx: _Ctx, signatures: dict[str, tuple[Type, ...]], name_hints: NameHints | None = None
+    ) -> None:
         self.ctx = ctx
         self.signatures = signatures
         self.yield_types: dict[str, Type] = {}  # `r: <type> = pl.yield_(...)`: the type the loop result gets
+        self.name_hints = name_hints or {}
+        self.hints: Mapping[str, str] = {}  # the current function's
+
+    def var(self, name: str, ty: Type, span: Span | None) -> Var:
+        """A new variable for a printed name; its name is the hint the printer made the printed name from."""
+        return Var(self.hints.get(name, name), ty, span)
 
     # ------------------------------------------------------------ values and names
 
@@ -577,6 +590,7 @@ class _FunctionParser:
     # ------------------------------------------------------------ statements
 
     def function(self, fn: ast.FunctionDef, options: dict[str, Any]) -> Function:
+        self.hints = self.name_hints.get(fn.name, {})
         env: dict[str, Var] = {}
         params: list[Param] = []
         args = fn.args.args
@@ -588,7 +602,7 @@ class _FunctionParser:
             if a.annotation is None:
                 self.ctx.error(a, f"parameter '{a.arg}' needs a type annotation")
             ty, direction = self.param_type(a.annotation, env)
-            v = Var(a.arg, ty, self.ctx.span(a))
+            v = self.var(a.arg, ty, self.ctx.span(a))
             env[a.arg] = v
             params.append(Param(v, direction))
         stmts = list(fn.body)
@@ -669,9 +683,9 @@ class _FunctionParser:
             ann = self.annotated(s, declared, value)
             if isinstance(value, Call) and not value.is_function:
                 value = replace(value, type=ann)  # the annotation is the call's result type
-            v = Var(s.target.id, ann, span)
+            v = self.var(s.target.id, ann, span)
             out.append(AssignStmt(v, value, span))
-            env[v.name] = v
+            env[s.target.id] = v
             return None
         if isinstance(s, ast.Assign):
             if len(s.targets) != 1:
@@ -679,18 +693,18 @@ class _FunctionParser:
             target = s.targets[0]
             value = self.expr(s.value, env)
             if isinstance(target, ast.Name):
-                v = Var(target.id, type_of(value), span)
+                v = self.var(target.id, type_of(value), span)
                 out.append(AssignStmt(v, value, span))
-                env[v.name] = v
+                env[target.id] = v
                 return None
             names = self.target_names(target)
             tt = type_of(value)
             if not isinstance(tt, TupleType) or len(tt.types) != len(names):
                 self.ctx.error(s, f"cannot unpack {len(names)} names from this value")
-            tmp = Var("_".join(names) + "_tuple", tt, span)
+            tmp = self.var("_".join(names) + "_tuple", tt, span)
             out.append(AssignStmt(tmp, value, span))
             for i, name in enumerate(names):
-                v = Var(name, tt.types[i], span)
+                v = self.var(name, tt.types[i], span)
                 out.append(AssignStmt(v, TupleGetItem(tmp, i, span), span))
                 env[name] = v
             return None
@@ -756,7 +770,7 @@ class _FunctionParser:
             if not yields or len(yields[-1].values) != len(names):
                 self.ctx.error(s, "the yields of an if statement must bind the same names in both branches")
             for name, value in zip(names, yields[-1].values):
-                rv = Var(name, self.yield_types.pop(name, type_of(value)), self.ctx.span(s))
+                rv = self.var(name, self.yield_types.pop(name, type_of(value)), self.ctx.span(s))
                 rvs.append(rv)
                 env[name] = rv
         return IfStmt(cond, tuple(then_body), tuple(else_body) if else_body is not None else None, tuple(rvs),
@@ -818,11 +832,11 @@ class _FunctionParser:
         else:
             loop_name = self.target_names(s.target)[0]
             carried = []
-        loop_var = Var(loop_name, ScalarType(DataType.INDEX), span)
+        loop_var = self.var(loop_name, ScalarType(DataType.INDEX), span)
         body_env[loop_name] = loop_var
         iter_args = []
         for name, init in zip(carried, inits):
-            v = Var(name, type_of(init), span)
+            v = self.var(name, type_of(init), span)
             body_env[name] = v
             iter_args.append(IterArg(v, init))
         body, targets = self.block(s.body, body_env)
@@ -838,10 +852,11 @@ class _FunctionParser:
         if len(names) != len(iter_args):
             self.ctx.error(s, f"the loop yields {len(names)} values for {len(iter_args)} loop-carried names")
         rvs = tuple(
-            Var(n, self.yield_types.pop(n, ia.var.type), self.ctx.span(s)) for n, ia in zip(names, iter_args)
+            self.var(n, self.yield_types.pop(n, ia.var.type), self.ctx.span(s))
+            for n, ia in zip(names, iter_args)
         )
-        for rv in rvs:
-            env[rv.name] = rv
+        for n, rv in zip(names, rvs):
+            env[n] = rv
         return rvs
 
     def while_stmt(self, s: ast.For, env: dict[str, Var]) -> Stmt:
@@ -859,7 +874,7 @@ class _FunctionParser:
         body_env = dict(env)
         iter_args = []
         for name, init in zip(names, inits):
-            v = Var(name, type_of(init), span)
+            v = self.var(name, type_of(init), span)
             body_env[name] = v
             iter_args.append(IterArg(v, init))
         first = s.body[0] if s.body else None
@@ -910,10 +925,12 @@ def _decorator_options(fn: ast.FunctionDef, parser: _FunctionParser) -> dict[str
     return None
 
 
-def _parse_class(cls: ast.ClassDef, ctx: _Ctx) -> Program:
+def _parse_class(
+    cls: ast.ClassDef, ctx: _Ctx, dialect: str = "pypto_egg", name_hints: NameHints | None = None
+) -> Program:
     fns: list[tuple[ast.FunctionDef, dict[str, Any]]] = []
     signatures: dict[str, tuple[Type, ...]] = {}
-    parser = _FunctionParser(ctx, signatures)
+    parser = _FunctionParser(ctx, signatures, name_hints)
     for item in cls.body:
         if isinstance(item, ast.FunctionDef):
             options = _decorator_options(item, parser)
@@ -926,7 +943,22 @@ def _parse_class(cls: ast.ClassDef, ctx: _Ctx) -> Program:
                 rt = parser.type(item.returns, {})
                 signatures[item.name] = rt.types if isinstance(rt, TupleType) else (rt,)
     functions = tuple(parser.function(fn, options) for fn, options in fns)
-    return Program(cls.name, functions, ctx.span(cls))
+    return Program(cls.name, functions, ctx.span(cls), dialect)
+
+
+def _dialect(tree: ast.Module) -> str:
+    """The dialect whose `pl` module the text imports (pypto-egg's own when it imports neither)."""
+    modules = {m: d for d, m in DIALECTS.items()}
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in modules:
+                    return modules[alias.name]
+        elif isinstance(node, ast.ImportFrom) and node.module in ("pypto", "pypto_egg"):
+            for alias in node.names:
+                if f"{node.module}.{alias.name}" in modules:
+                    return modules[f"{node.module}.{alias.name}"]
+    return "pypto_egg"
 
 
 def _module_env(tree: ast.Module) -> dict[str, Any]:
@@ -943,7 +975,7 @@ def _module_env(tree: ast.Module) -> dict[str, Any]:
     return env
 
 
-def _program_classes(text: str, filename: str) -> tuple[list[ast.ClassDef], _Ctx]:
+def _program_classes(text: str, filename: str) -> tuple[list[ast.ClassDef], _Ctx, str]:
     try:
         tree = ast.parse(text, filename)
     except SyntaxError as e:
@@ -951,25 +983,30 @@ def _program_classes(text: str, filename: str) -> tuple[list[ast.ClassDef], _Ctx
     ctx = _Ctx(filename, 0, 0, _module_env(tree))
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef)
                and any(_pl_name(d) == "program" for d in n.decorator_list)]  # fmt: skip
-    return classes, ctx
+    return classes, ctx, _dialect(tree)
 
 
 def parse_all(text: str, filename: str = "<pl>") -> list[Program]:
     """Every module-level `@pl.program` class of DSL text, in order, read without running the text."""
-    classes, ctx = _program_classes(text, filename)
-    return [_parse_class(c, ctx) for c in classes]
+    classes, ctx, dialect = _program_classes(text, filename)
+    return [_parse_class(c, ctx, dialect) for c in classes]
 
 
-def parse(text: str, filename: str = "<pl>", program_name: str | None = None) -> Program:
-    """Parse DSL text holding one (or, with `program_name`, a named) `@pl.program` class."""
-    classes, ctx = _program_classes(text, filename)
+def parse(
+    text: str, filename: str = "<pl>", program_name: str | None = None, name_hints: NameHints | None = None
+) -> Program:
+    """Parse DSL text holding one (or, with `program_name`, a named) `@pl.program` class.
+
+    `name_hints` names variables by the hints a printer disambiguated (two variables hinted `x` print as `x`
+    and `x_1`): names the pass derives from them are then the ones it would derive in the printer's process."""
+    classes, ctx, dialect = _program_classes(text, filename)
     if program_name is not None:
         classes = [c for c in classes if c.name == program_name]
     if not classes:
         raise DSLError(
             f"{filename}:1:1: no @pl.program class" + (f" named {program_name!r}" if program_name else "")
         )
-    return _parse_class(classes[0], ctx)
+    return _parse_class(classes[0], ctx, dialect, name_hints)
 
 
 def parse_file(path: str | Path, program_name: str | None = None) -> Program:
@@ -1001,4 +1038,4 @@ def program(cls: type) -> Program:
         )
 
     node = min(candidates, key=distance)
-    return _parse_class(node, _Ctx(filename, 0, 0, env))
+    return _parse_class(node, _Ctx(filename, 0, 0, env), _dialect(tree))
