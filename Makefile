@@ -4,13 +4,23 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck pytest bench clean
+.PHONY: run test lint typecheck pytest bench clean reference
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $(STAMP)
+
+# PyPTO (the reference), from the wheel in ../shared/reference when it is there; the tests that need it skip
+# without it. Never `pip install pypto`: that name on PyPI is another project.
+REFERENCE_WHEEL := $(wildcard ../shared/reference/pypto-*.whl)
+reference: $(STAMP)
+ifneq ($(REFERENCE_WHEEL),)
+	$(BIN)/python -m pip install -q $(REFERENCE_WHEEL)
+else
+	@echo "no PyPTO wheel in ../shared/reference; build PyPTO from hw-native-sys/pypto and pip install it into $(VENV)"
+endif
 
 run: $(STAMP)
 	$(BIN)/pypto-egg flatten examples/seed_example.py --program Before --report

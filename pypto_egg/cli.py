@@ -1,6 +1,7 @@
-"""`pypto-egg`: flatten DSL files, explain the plan of each statement, or draw the e-graph.
+"""`pypto-egg`: flatten DSL files, explain the plan of each statement, draw the e-graph, or compile with PyPTO.
 
-Files are read with the DSL's own reader (never run as Python). Exit status: 0 on success, 2 on a user error
+`flatten`, `explain` and `viz` read files with the DSL's own reader (never run as Python); `compile` runs the
+file with PyPTO, as PyPTO's own tools do. Exit status: 0 on success, 2 on a user error
 (one paragraph on stderr naming file:line:col; --debug shows the traceback), 3 on an internal error.
 """
 
@@ -231,6 +232,27 @@ def cmd_viz(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compile(args: argparse.Namespace) -> int:
+    from .pypto import compile as compile_with_egg
+    from .pypto import load_pypto
+    from .pypto.files import pick, programs_of_file
+
+    pto = load_pypto()
+    program = pick(programs_of_file(pto, args.file), args.program, args.file)
+    options = {"strategy": args.strategy, "extra_rules": tuple(args.rules or ())}
+    if args.backend:
+        options["backend"] = args.backend
+    kwargs: dict[str, object] = {"skip_ptoas": True, "dump_passes": args.dump_passes}
+    if args.backend:
+        kwargs["backend_type"] = getattr(pto.backend.BackendType, args.backend)
+    if args.output:
+        kwargs["output_dir"] = args.output
+    compiled = compile_with_egg(program, flatten_options=options, **kwargs)
+    out = getattr(compiled, "output_dir", None) or args.output
+    print(f"pypto-egg compile: {program.name}: wrote {out}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pypto-egg", description=(__doc__ or "").splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -281,6 +303,24 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-nodes", type=int, default=900, help="cap on e-nodes of the whole-graph view (default 900)"
     )
     p.set_defaults(run=cmd_viz)
+
+    p = sub.add_parser(
+        "compile",
+        help="PyPTO's whole pipeline with pypto-egg's FlattenTileNdTo2D; writes what ir.compile(skip_ptoas=True) "
+        "writes",
+        description="Runs PyPTO's default pipeline and code generator on a program, with pypto-egg's "
+        "FlattenTileNdTo2D in place of the C++ pass, and writes the kernels and orchestration code that "
+        "ir.compile(skip_ptoas=True) writes. Unlike `flatten`, `compile` reads FILE with PyPTO's parser, "
+        "which executes it as Python: run it only on files you trust. Needs PyPTO (built from "
+        "hw-native-sys/pypto; not the `pypto` on PyPI).",
+    )
+    p.add_argument("file", help="a Python file defining @pl.program classes (PyPTO's or pypto-egg's dialect)")
+    common(p)
+    p.add_argument(
+        "-o", "--output", metavar="OUTDIR", help="output directory (default: PyPTO's build_output/...)"
+    )
+    p.add_argument("--dump-passes", action="store_true", help="also write the IR after every pass")
+    p.set_defaults(run=cmd_compile)
     return parser
 
 

@@ -340,8 +340,8 @@ class _Printer:
         if f.attrs:
             self.emit(depth + 1, f"pl.func_attr({print_kwarg_value('', dict(f.attrs), self.n)})")
         self.body(f.body, depth + 1, ())
-        if not f.body and not f.attrs:
-            self.emit(depth + 1, "pass")
+        if not f.body:
+            self.emit(depth + 1, "...")  # as PyPTO prints an empty body (after pl.func_attr too)
 
     def body(self, stmts: tuple[Stmt, ...], depth: int, targets: tuple[Var, ...]) -> None:
         for s in stmts:
@@ -395,8 +395,8 @@ class _Printer:
         elif isinstance(s, WhileStmt):
             inits = ", ".join(print_expr(ia.init, n) for ia in s.iter_args)
             names = ", ".join(n.define(ia.var) for ia in s.iter_args)
-            trail = "," if len(s.iter_args) == 1 else ""
-            self.emit(d, f"for {names} in pl.while_(init_values=({inits}{trail})):")
+            trail = "," if len(s.iter_args) == 1 else ""  # PyPTO's reader wants a tuple target
+            self.emit(d, f"for ({names}{trail}) in pl.while_(init_values=({inits}{trail})):")
             self.emit(d + 1, f"pl.cond({print_expr(s.condition, n)})")
             self.body(s.body, d + 1, s.return_vars)
         else:
@@ -446,6 +446,9 @@ def _dyn_dims(node: object, out: set[str]) -> None:
         out.add(node.name)
     elif isinstance(node, tuple | list):
         for x in node:
+            _dyn_dims(x, out)
+    elif isinstance(node, dict):
+        for x in node.values():
             _dyn_dims(x, out)
     elif hasattr(node, "__dataclass_fields__"):
         for f in node.__dataclass_fields__:
