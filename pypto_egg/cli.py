@@ -243,6 +243,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if args.backend:
         options["backend"] = args.backend
     kwargs: dict[str, object] = {"skip_ptoas": True, "dump_passes": args.dump_passes}
+    if args.no_source_loc:
+        kwargs["emit_source_loc"] = False
     if args.backend:
         kwargs["backend_type"] = getattr(pto.backend.BackendType, args.backend)
     if args.output:
@@ -320,6 +322,11 @@ def build_parser() -> argparse.ArgumentParser:
         "-o", "--output", metavar="OUTDIR", help="output directory (default: PyPTO's build_output/...)"
     )
     p.add_argument("--dump-passes", action="store_true", help="also write the IR after every pass")
+    p.add_argument(
+        "--no-source-loc",
+        action="store_true",
+        help="no source locations in the kernels (emit_source_loc=False)",
+    )
     p.set_defaults(run=cmd_compile)
     return parser
 

@@ -21,6 +21,7 @@ from .expr import (
     Var,
 )
 from .ops import REGISTRY
+from .span import Span
 from .stmt import (
     DIALECTS,
     AssertStmt,
@@ -309,13 +310,17 @@ def print_type(t: Type, namer: Namer | None = None, tuple_head: str = "pl.Tuple"
 class _Printer:
     def __init__(self) -> None:
         self.lines: list[str] = []
+        self.spans: list[Span | None] = []  # each line's source: the function or statement it prints
+        self.current: Span | None = None
         self.n = Namer()
 
     def emit(self, depth: int, text: str) -> None:
         self.lines.append("    " * depth + text)
+        self.spans.append(self.current)
 
     def function(self, f: Function, depth: int) -> None:
         self.n = Namer(definitions(f))
+        self.current = f.span
         args = []
         for p in f.params:
             name = self.n.define(p.var)
@@ -349,6 +354,7 @@ class _Printer:
 
     def stmt(self, s: Stmt, d: int, targets: tuple[Var, ...]) -> None:
         n = self.n
+        self.current = s.span
         if isinstance(s, AssignStmt):
             value = print_expr(s.value, n)
             self.emit(d, f"{n.define(s.var)}: {print_type(s.var.type, n)} = {value}")
@@ -460,24 +466,9 @@ def python_print(node: object, dialect: str | None = None) -> str:
     """DSL text for a program, function, statement, expression or type.
 
     A program's header imports the `pl` of `dialect` (a key of DIALECTS), by default the one it was read in."""
-    p = _Printer()
     if isinstance(node, Program):
-        module = DIALECTS.get(dialect or node.dialect)
-        if module is None:
-            raise ValueError(f"unknown dialect {dialect!r}; choose one of {', '.join(DIALECTS)}")
-        dyn: set[str] = set()
-        _dyn_dims(node.functions, dyn)
-        p.lines += [f"# pypto.program: {node.name}", f"import {module} as pl", ""]
-        if dyn:
-            p.lines += [f'{x} = pl.dynamic("{x}")' for x in sorted(dyn)] + [""]
-        p.lines += ["@pl.program", f"class {node.name}:"]
-        for i, f in enumerate(node.functions):
-            if i:
-                p.lines.append("")
-            p.function(f, 1)
-        if not node.functions:
-            p.lines.append("    pass")  # a class needs a body
-        return "\n".join(p.lines) + "\n"
+        return print_program_lines(node, dialect)[0]
+    p = _Printer()
     if isinstance(node, Function):
         p.function(node, 0)
         return "\n".join(p.lines) + "\n"
@@ -488,3 +479,27 @@ def python_print(node: object, dialect: str | None = None) -> str:
         p.stmt(node, 0, ())
         return "\n".join(p.lines)
     return print_expr(node)  # type: ignore[arg-type]
+
+
+def print_program_lines(node: Program, dialect: str | None = None) -> tuple[str, list[Span | None]]:
+    """A program's text, and for each of its lines the span of the function or statement it prints."""
+    module = DIALECTS.get(dialect or node.dialect)
+    if module is None:
+        raise ValueError(f"unknown dialect {dialect!r}; choose one of {', '.join(DIALECTS)}")
+    p = _Printer()
+    dyn: set[str] = set()
+    _dyn_dims(node.functions, dyn)
+    p.lines += [f"# pypto.program: {node.name}", f"import {module} as pl", ""]
+    if dyn:
+        p.lines += [f'{x} = pl.dynamic("{x}")' for x in sorted(dyn)] + [""]
+    p.lines += ["@pl.program", f"class {node.name}:"]
+    p.spans += [None] * len(p.lines)
+    for i, f in enumerate(node.functions):
+        if i:
+            p.lines.append("")
+            p.spans.append(None)
+        p.function(f, 1)
+    if not node.functions:
+        p.lines.append("    pass")  # a class needs a body
+        p.spans.append(None)
+    return "\n".join(p.lines) + "\n", p.spans

@@ -7,37 +7,73 @@ object, so nothing downstream sees a re-read copy of it.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..errors import InternalError, PyptoEggError
-from ..ir.printer import python_print
-from ..ir.stmt import Program
+from ..ir.printer import print_program_lines
+from ..ir.stmt import ForStmt, Function, IfStmt, Program, ScopeStmt, SeqStmts, Stmt, WhileStmt
 from ..language.parser import parse
 from .loader import PyPTO
 
+# a line of the text PyPTO printed -> where PyPTO's node printed there came from: (file, line, column)
+Origins = dict[int, tuple[str, int, int]]
 
-def from_pypto(pto: PyPTO, program: Any) -> Program:
+
+def from_pypto(pto: PyPTO, program: Any) -> tuple[Program, Origins]:
     """pypto-egg's reading of a PyPTO program (PyPTO prints it; pypto-egg reads the text, never runs it).
 
     Variables keep PyPTO's name hints, not the printed names, so the names the pass derives from them (a
     per-batch store `out_3` of `out`) are the C++ pass's, and PyPTO's code generator, which names its values
-    by those hints, writes the same code."""
+    by those hints, writes the same code. The origins say where each printed line's node came from in the
+    user's source, so that PyPTO's parser can give the rewritten functions the user's positions back."""
     text = pto.ir.python_print(program, format=False)
     hints = {f.name: _printed_to_hint(f, pto) for f in program.functions.values()}
     try:
-        return parse(text, f"<PyPTO program {program.name}>", name_hints=hints)
+        ours = parse(text, _printed_name(program), name_hints=hints)
     except PyptoEggError as e:
         raise type(e)(f"pypto-egg cannot read the program PyPTO printed: {e}") from None
+    theirs = {f.name: f for f in program.functions.values()}
+    origins: Origins = {}
+    for f in ours.functions:
+        origins.update(_origins(f, theirs[f.name]))
+    return ours, origins
 
 
-def to_pypto(pto: PyPTO, original: Any, before: Program, after: Program) -> Any:
-    """The PyPTO program of `after`: the functions the pass rewrote read back by PyPTO's parser, the others
-    PyPTO's own objects from `original`."""
+def _printed_name(program: Any) -> str:
+    return f"<PyPTO program {program.name}>"
+
+
+def at_user_positions(error: PyptoEggError, program: Any, origins: Origins) -> PyptoEggError:
+    """The error with each position in the printed text replaced by the user's source position."""
+    pattern = re.compile(re.escape(_printed_name(program)) + r":(\d+):(\d+)")
+
+    def user(m: re.Match[str]) -> str:
+        origin = origins.get(int(m.group(1)))
+        return m.group(0) if origin is None else f"{origin[0]}:{origin[1]}:{origin[2] + 1}"
+
+    message = pattern.sub(user, str(error))
+    if message == str(error):
+        return error
+    moved = type(error)(message)
+    moved.__cause__ = error.__cause__
+    return moved
+
+
+def to_pypto(pto: PyPTO, original: Any, before: Program, after: Program, origins: Origins) -> Any:
+    """The PyPTO program of `after`: the functions the pass rewrote read back by PyPTO's parser (each line at
+    the user's position of the statement it came from), the others PyPTO's own objects from `original`."""
     if after is before:
         return original
-    text = python_print(after, dialect="pypto")
+    text, spans = print_program_lines(after, dialect="pypto")
+    printed = _printed_name(original)
+    source_map = {
+        i: origins[span.line]
+        for i, span in enumerate(spans, 1)
+        if span is not None and span.file == printed and span.line in origins
+    }
     try:
-        parsed = pto.language.parse(text)
+        parsed = pto.language.parse(text, source_map=source_map)
     except Exception as e:  # PyPTO's parser raises its own error types; any of them is a bug here
         raise InternalError(
             f"PyPTO cannot read what pypto-egg printed for program {after.name!r}: {e}\n{_numbered(text)}"
@@ -86,6 +122,47 @@ def _printed_to_hint(function: Any, pto: PyPTO) -> dict[str, str]:
                     if name not in counts:
                         printed[name] = hint
     return printed
+
+
+def _origins(ours: Function, theirs: Any) -> Origins:
+    """The user's position of each line the function's definition and statements were printed on, by
+    pairing pypto-egg's statements (positioned in the printed text) with PyPTO's (positioned in the user's
+    source) in source order; nothing when the two readings do not have the same statements."""
+    mine = [ours.span] + [s.span for s in _statements(ours.body)]
+    others = [theirs.span] + list(_pypto_statement_spans(theirs.body))
+    if len(mine) != len(others):
+        return {}
+    out: Origins = {}
+    for m, o in zip(mine, others):
+        if m is not None and o.is_valid() and o.begin_line > 0:
+            out.setdefault(m.line, (o.filename, o.begin_line, max(o.begin_column - 1, 0)))
+    return out
+
+
+def _statements(body: tuple[Stmt, ...]) -> list[Stmt]:
+    out: list[Stmt] = []
+    for s in body:
+        if isinstance(s, SeqStmts):
+            out += _statements(s.stmts)
+            continue
+        out.append(s)
+        if isinstance(s, ForStmt | WhileStmt | ScopeStmt):
+            out += _statements(s.body)
+        elif isinstance(s, IfStmt):
+            out += _statements(s.then_body) + _statements(s.else_body or ())
+    return out
+
+
+def _pypto_statement_spans(stmt: Any) -> list[Any]:
+    if stmt is None:
+        return []
+    inner = getattr(stmt, "stmts", None)
+    if inner is not None:  # a SeqStmts
+        return [span for s in inner for span in _pypto_statement_spans(s)]
+    out = [stmt.span]
+    for field in ("body", "then_body", "else_body"):
+        out += _pypto_statement_spans(getattr(stmt, field, None))
+    return out
 
 
 def _numbered(text: str) -> str:

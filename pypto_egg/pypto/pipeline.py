@@ -16,10 +16,10 @@ from typing import Any
 
 from ..backend import BACKENDS, get_backend
 from ..egraph.engine import check_strategy
-from ..errors import UserError
+from ..errors import PyptoEggError, UserError
 from ..extract.cost import CostModel
 from ..passes.flatten import FlattenTileNdTo2D, flatten_tile_nd_to_2d
-from .bridge import from_pypto, to_pypto
+from .bridge import at_user_positions, from_pypto, to_pypto
 from .loader import PyPTO, load_pypto
 
 PASS_NAME = "FlattenTileNdTo2D"
@@ -78,9 +78,12 @@ def _make_pass(pto: PyPTO, options: FlattenOptions) -> Any:
     )
 
     def transform(program: Any) -> Any:
-        before = from_pypto(pto, program)
-        after = options.egg_pass(pto)(before)
-        return to_pypto(pto, program, before, after)
+        before, origins = from_pypto(pto, program)
+        try:
+            after = options.egg_pass(pto)(before)
+        except PyptoEggError as e:  # with the user's positions rather than the printed text's
+            raise at_user_positions(e, program, origins) from None
+        return to_pypto(pto, program, before, after, origins)
 
     return pto.passes.create_program_pass(transform, PASS_NAME, properties)
 

@@ -1,0 +1,57 @@
+"""pypto-egg inside PyPTO: the three entry points on one PyPTO program (needs PyPTO, built from source).
+
+python examples/pypto/compile_with_pypto.py [OUTDIR]
+"""
+
+import sys
+import tempfile
+
+import pypto.language as pl
+from pypto import ir
+from pypto.pypto_core import backend
+
+import pypto_egg.pypto as egg
+
+
+@pl.program
+class AddNd:
+    @pl.function(type=pl.FunctionType.InCore)
+    def add_incore(
+        self, x: pl.Tensor[[2, 3, 16], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 16], pl.FP32]]
+    ) -> pl.Tensor[[2, 3, 16], pl.FP32]:
+        t: pl.Tile[[2, 3, 16], pl.FP32] = pl.load(x, [0, 0, 0], [2, 3, 16])
+        u: pl.Tile[[2, 3, 16], pl.FP32] = pl.add(t, t)
+        out = pl.store(u, [0, 0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def add(
+        self, x: pl.Tensor[[2, 3, 16], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 16], pl.FP32]]
+    ) -> pl.Tensor[[2, 3, 16], pl.FP32]:
+        out = self.add_incore(x, out)
+        return out
+
+
+# the same code byte for byte (with source locations on, a rewritten statement's ops carry its line's first
+# column rather than each expression's own: docs/differences.md, D-8)
+OPTIONS = {"skip_ptoas": True, "emit_source_loc": False, "dump_passes": False}
+
+
+def main(out_dir: str) -> None:
+    # 1. the pass itself, as a PyPTO Pass (here on the program as PyPTO's tile lowering leaves it)
+    backend.set_backend_type(backend.BackendType.Ascend910B)
+    lowered = ir.compile(AddNd, output_dir=f"{out_dir}/reference", **OPTIONS)
+    flatten = egg.flatten_pass(strategy="reference")
+    print(flatten.get_name(), flatten.get_required_properties())
+
+    # 2. PyPTO's whole pipeline, with pypto-egg's pass in the C++ pass's place
+    egg.compile(AddNd, output_dir=f"{out_dir}/pypto-egg", **OPTIONS)
+
+    # 3. every compilation inside the block (ir.compile, PassManager.get_strategy(), @pl.jit) uses it
+    with egg.replacing_flatten(strategy="optimal"):
+        ir.compile(AddNd, output_dir=f"{out_dir}/optimal", **OPTIONS)
+    print(type(lowered).__name__, "written under", out_dir)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp(prefix="pypto-egg-"))

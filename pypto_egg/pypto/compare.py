@@ -1,0 +1,74 @@
+"""The code PyPTO generates with pypto-egg's pass beside the code it generates with its own.
+
+The proof of a drop-in is downstream: the kernels (`kernels/**`) and the orchestration code
+(`orchestration/**`) that `ir.compile(skip_ptoas=True)` writes, byte for byte.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .loader import load_pypto
+from .pipeline import compile as compile_with_egg
+
+CODE_DIRS = ("kernels", "orchestration")
+# the options that make the written code depend on the program alone
+DETERMINISTIC = {"skip_ptoas": True, "emit_source_loc": False, "dump_passes": False}
+
+
+def generated_code(out_dir: str | Path) -> dict[str, bytes]:
+    """Every file under the code directories of a compile's output, by its path relative to the output."""
+    root = Path(out_dir)
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for d in CODE_DIRS
+        for p in sorted((root / d).rglob("*"))
+        if p.is_file()
+    }
+
+
+@dataclass(frozen=True)
+class CodeComparison:
+    reference_error: str | None  # PyPTO's own pipeline rejected the program (nothing to compare)
+    egg_error: str | None  # the pipeline with pypto-egg's pass rejected it
+    differing: tuple[str, ...] = ()  # files whose bytes differ, or that only one side wrote
+
+    @property
+    def compiled(self) -> bool:
+        return self.reference_error is None
+
+    @property
+    def same(self) -> bool:
+        return self.compiled and self.egg_error is None and not self.differing
+
+
+def compare_generated_code(
+    text: str, *, flatten_options: dict[str, Any] | None = None, **ir_compile_kwargs: Any
+) -> CodeComparison:
+    """Compile the program of `text` (PyPTO's dialect) with each pass, each side from its own fresh parse."""
+    pto = load_pypto()
+    kwargs = {**DETERMINISTIC, **ir_compile_kwargs}
+    with tempfile.TemporaryDirectory(prefix="pypto-egg-compare-") as tmp:
+        ref_dir, egg_dir = Path(tmp) / "reference", Path(tmp) / "pypto-egg"
+        try:
+            pto.ir.compile(pto.language.parse(text), output_dir=str(ref_dir), **kwargs)
+        except Exception as e:  # PyPTO's own pipeline: whatever it raises means "not compiled"
+            return CodeComparison(f"{type(e).__name__}: {e}", None)
+        try:
+            compile_with_egg(
+                pto.language.parse(text), flatten_options=flatten_options, output_dir=str(egg_dir), **kwargs
+            )
+        except Exception as e:
+            return CodeComparison(None, f"{type(e).__name__}: {e}")
+        ref, egg = generated_code(ref_dir), generated_code(egg_dir)
+    return CodeComparison(
+        None, None, tuple(sorted(k for k in ref.keys() | egg.keys() if ref.get(k) != egg.get(k)))
+    )
+
+
+def compare_file(path: str) -> tuple[str, CodeComparison]:
+    """`compare_generated_code` of one file's text (a picklable job for a worker pool)."""
+    return path, compare_generated_code(Path(path).read_text())
