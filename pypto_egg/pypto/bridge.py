@@ -129,7 +129,7 @@ def _origins(ours: Function, theirs: Any) -> Origins:
     pairing pypto-egg's statements (positioned in the printed text) with PyPTO's (positioned in the user's
     source) in source order; nothing when the two readings do not have the same statements."""
     mine = [ours.span] + [s.span for s in _statements(ours.body)]
-    others = [theirs.span] + list(_pypto_statement_spans(theirs.body))
+    others = [theirs.span, *_pypto_statement_spans(theirs.body)]
     if len(mine) != len(others):
         return {}
     out: Origins = {}
