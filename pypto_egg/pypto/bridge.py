@@ -36,7 +36,7 @@ def from_pypto(pto: PyPTO, program: Any) -> tuple[Program, Origins]:
     theirs = {f.name: f for f in program.functions.values()}
     origins: Origins = {}
     for f in ours.functions:
-        origins.update(_origins(f, theirs[f.name]))
+        origins.update(_origins(f, theirs[f.name], pto))
     return ours, origins
 
 
@@ -124,12 +124,12 @@ def _printed_to_hint(function: Any, pto: PyPTO) -> dict[str, str]:
     return printed
 
 
-def _origins(ours: Function, theirs: Any) -> Origins:
+def _origins(ours: Function, theirs: Any, pto: PyPTO) -> Origins:
     """The user's position of each line the function's definition and statements were printed on, by
     pairing pypto-egg's statements (positioned in the printed text) with PyPTO's (positioned in the user's
     source) in source order; nothing when the two readings do not have the same statements."""
     mine = [ours.span] + [s.span for s in _statements(ours.body)]
-    others = [theirs.span, *_pypto_statement_spans(theirs.body)]
+    others = [theirs.span, *_pypto_statement_spans(theirs.body, pto.core_ir.Stmt)]
     if len(mine) != len(others):
         return {}
     out: Origins = {}
@@ -153,15 +153,15 @@ def _statements(body: tuple[Stmt, ...]) -> list[Stmt]:
     return out
 
 
-def _pypto_statement_spans(stmt: Any) -> list[Any]:
-    if stmt is None:
+def _pypto_statement_spans(stmt: Any, statement: type) -> list[Any]:
+    if not isinstance(stmt, statement):  # no body, or one that is not IR (an inline statement's text)
         return []
     inner = getattr(stmt, "stmts", None)
     if inner is not None:  # a SeqStmts
-        return [span for s in inner for span in _pypto_statement_spans(s)]
+        return [span for s in inner for span in _pypto_statement_spans(s, statement)]
     out = [stmt.span]
     for field in ("body", "then_body", "else_body"):
-        out += _pypto_statement_spans(getattr(stmt, field, None))
+        out += _pypto_statement_spans(getattr(stmt, field, None), statement)
     return out
 
 

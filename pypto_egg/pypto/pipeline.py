@@ -69,13 +69,18 @@ def flatten_pass(**options: Any) -> Any:
     return _make_pass(load_pypto(), FlattenOptions(**options))
 
 
-def _make_pass(pto: PyPTO, options: FlattenOptions) -> Any:
+def reference_properties(pto: PyPTO) -> Any:
+    """The C++ pass's required, produced and invalidated properties, as a PyPTO `PassProperties`."""
     reference = pto.passes.flatten_tile_nd_to_2d()
-    properties = pto.passes.PassProperties(
+    return pto.passes.PassProperties(
         reference.get_required_properties(),
         reference.get_produced_properties(),
         reference.get_invalidated_properties(),
     )
+
+
+def _make_pass(pto: PyPTO, options: FlattenOptions) -> Any:
+    properties = reference_properties(pto)
 
     def transform(program: Any) -> Any:
         before, origins = from_pypto(pto, program)
@@ -89,26 +94,26 @@ def _make_pass(pto: PyPTO, options: FlattenOptions) -> Any:
 
 
 class _Replacement:
-    """The process-wide swap of PyPTO's pass factory: the innermost open `replacing_flatten` wins.
+    """The process-wide swap of PyPTO's pass factory: the innermost open swap wins.
 
-    `PassManager._get_pass_factories` is wrapped once, while any context is open, and restored when the last
-    one closes. Contexts may open and close on any threads; every compilation that builds its pipeline while
-    one is open, on any thread, uses the options of the most recently opened context still open."""
+    `PassManager._get_pass_factories` is wrapped once, while any swap is open, and restored when the last one
+    closes. Swaps may open and close on any threads; every pipeline built while one is open, on any thread,
+    takes the pass of the most recently opened swap still open."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.open: list[tuple[int, FlattenOptions]] = []
-        self.original: Callable[..., Any] | None = None
+        self.open: list[tuple[int, Callable[[], Any]]] = []
+        self.original: Any = None
         self.counter = 0
 
-    def enter(self, pto: PyPTO, options: FlattenOptions) -> int:
+    def enter(self, pto: PyPTO, factory: Callable[[], Any]) -> int:
         with self.lock:
             self.counter += 1
             token = self.counter
             if not self.open:
                 self.original = pto.pass_manager.__dict__["_get_pass_factories"]
                 reference = pto.passes.flatten_tile_nd_to_2d
-                original = self.original.__func__  # type: ignore[union-attr]
+                original = self.original.__func__
 
                 def factories(*args: Any, **kwargs: Any) -> tuple[Any, ...]:
                     recipe = original(*args, **kwargs)
@@ -116,15 +121,15 @@ class _Replacement:
                         current = self.open[-1][1] if self.open else None
                     if current is None:
                         return tuple(recipe)
-                    return tuple((lambda: _make_pass(pto, current)) if f is reference else f for f in recipe)
+                    return tuple(current if f is reference else f for f in recipe)
 
                 pto.pass_manager._get_pass_factories = staticmethod(factories)
-            self.open.append((token, options))
+            self.open.append((token, factory))
             return token
 
     def exit(self, pto: PyPTO, token: int) -> None:
         with self.lock:
-            self.open = [(t, o) for t, o in self.open if t != token]
+            self.open = [(t, f) for t, f in self.open if t != token]
             if not self.open and self.original is not None:
                 pto.pass_manager._get_pass_factories = self.original
                 self.original = None
@@ -134,18 +139,29 @@ _REPLACEMENT = _Replacement()
 
 
 @contextlib.contextmanager
-def replacing_flatten(**options: Any) -> Iterator[None]:
-    """Inside, PyPTO's default pipeline runs pypto-egg's FlattenTileNdTo2D instead of the C++ pass; the C++
-    pass is back on exit, also after an exception. The swap is process-wide (see `_Replacement`).
-
-    `@pl.jit` caches compiled kernels by their compile options, not by the pass: a kernel compiled before
-    the context is served from that cache inside it."""
+def swapped_flatten(factory: Callable[[], Any]) -> Iterator[None]:
+    """Inside, PyPTO's default pipeline makes its FlattenTileNdTo2D with `factory`; the C++ pass is back on exit,
+    also after an exception. The swap is process-wide (see `_Replacement`)."""
     pto = load_pypto()
-    token = _REPLACEMENT.enter(pto, FlattenOptions(**options))
+    token = _REPLACEMENT.enter(pto, factory)
     try:
         yield
     finally:
         _REPLACEMENT.exit(pto, token)
+
+
+@contextlib.contextmanager
+def replacing_flatten(**options: Any) -> Iterator[None]:
+    """Inside, PyPTO's default pipeline (every `ir.compile`, `PassManager.get_strategy()` and `@pl.jit`
+    compilation, on any thread) runs pypto-egg's FlattenTileNdTo2D instead of the C++ pass; the C++ pass is
+    back on exit, also after an exception. Nested blocks: the innermost options apply.
+
+    `@pl.jit` caches compiled kernels by their compile options, not by the pass: a kernel compiled before
+    the block is served from that cache inside it."""
+    pto = load_pypto()
+    flatten_options = FlattenOptions(**options)
+    with swapped_flatten(lambda: _make_pass(pto, flatten_options)):
+        yield
 
 
 def compile(program: Any, *, flatten_options: dict[str, Any] | None = None, **ir_compile_kwargs: Any) -> Any:
