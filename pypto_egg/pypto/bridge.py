@@ -153,7 +153,7 @@ def _statements(body: tuple[Stmt, ...]) -> list[Stmt]:
     return out
 
 
-def _pypto_statement_spans(stmt: Any, statement: type) -> list[Any]:
+def _pypto_statement_spans(stmt: Any, statement: Any) -> list[Any]:
     if not isinstance(stmt, statement):  # no body, or one that is not IR (an inline statement's text)
         return []
     inner = getattr(stmt, "stmts", None)
