@@ -174,11 +174,14 @@ class Generated:
     if ref:  # an orchestration function that calls the kernel with its argument directions
         names = [p.split(":")[0] for p in params]
         outer = ", ".join(p for p in params)
+        directions = ["pl.adir.input", "pl.adir.input", "pl.adir.scalar"] + ["pl.adir.output_existing"] * len(
+            outs
+        )
         text += f"""
     @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator, auto_scope=False)
     def orch(self, {outer}) -> pl.Tensor[{fmt(big)}, pl.FP32]:
         x2: pl.Tensor[{fmt(big)}, pl.FP32] = pl.tensor.muls(x, 1.0)
-        r: pl.Tensor[{fmt(big)}, pl.FP32] = self.main(x2, {", ".join(names[1:])}, attrs={{"arg_directions": [pl.adir.input]}})
+        r: pl.Tensor[{fmt(big)}, pl.FP32] = self.main(x2, {", ".join(names[1:])}, attrs={{"arg_directions": [{", ".join(directions)}]}})
         return r
 """
     return pl.parse(text), draw(st.integers(0, 3))

@@ -40,12 +40,11 @@ class DynDim:
 @fast_init
 @dataclass(frozen=True, slots=True)
 class ConstInt:
-    """An integer literal; `spelled` keeps a `pl.const(v, pl.INDEX)` spelling of a default-typed one."""
+    """An integer literal (a bare literal of the DSL is an INDEX one)."""
 
     value: int
     dtype: DataType = DataType.INDEX
     span: Span | None = field(default=None, compare=False)
-    spelled: bool = field(default=False, compare=False)
 
 
 @fast_init
@@ -54,7 +53,6 @@ class ConstFloat:
     value: float
     dtype: DataType = DataType.FP32
     span: Span | None = field(default=None, compare=False)
-    spelled: bool = field(default=False, compare=False)
 
 
 @fast_init

@@ -147,7 +147,10 @@ def _prec(e: Expr) -> float:
     return 9
 
 
-def print_expr(e: Expr, namer: Namer | None = None) -> str:
+def print_expr(e: Expr, namer: Namer | None = None, typed: bool = False) -> str:
+    """An expression as PyPTO's printer spells it. An INDEX literal prints bare, except where the reader
+    could not tell its type: inside a composite dimension of a type (`typed`), and in an arithmetic tree of
+    literals only (which Python would fold) it prints as `pl.const(v, pl.INDEX)`."""
     n = namer or Namer()
     if isinstance(e, Var):
         return n.name(e)
@@ -156,11 +159,11 @@ def print_expr(e: Expr, namer: Namer | None = None) -> str:
     if isinstance(e, ConstBool):
         return "True" if e.value else "False"
     if isinstance(e, ConstInt):
-        if e.spelled or e.dtype is not DataType.INDEX:
+        if typed or e.dtype is not DataType.INDEX:
             return f"pl.const({e.value}, pl.{e.dtype.label})"
         return str(e.value)
     if isinstance(e, ConstFloat):
-        if e.spelled or e.dtype is not DataType.FP32:
+        if e.dtype is not DataType.FP32:
             return f"pl.const({float(e.value)!r}, pl.{e.dtype.label})"
         return repr(float(e.value))
     if isinstance(e, EnumLit):
@@ -169,16 +172,17 @@ def print_expr(e: Expr, namer: Namer | None = None) -> str:
         return f"self.{e.name}"
     if isinstance(e, BinOp):
         if e.op in ("min", "max"):
-            return f"pl.{e.op}({print_expr(e.lhs, n)}, {print_expr(e.rhs, n)})"
+            return f"pl.{e.op}({print_expr(e.lhs, n, typed)}, {print_expr(e.rhs, n, typed)})"
+        typed = typed or _literals_only(e)
         sym, p = _INFIX[e.op]
-        lhs, rhs = print_expr(e.lhs, n), print_expr(e.rhs, n)
+        lhs, rhs = print_expr(e.lhs, n, typed), print_expr(e.rhs, n, typed)
         if _prec(e.lhs) < p:
             lhs = f"({lhs})"
         if _prec(e.rhs) <= p:
             rhs = f"({rhs})"
         return f"{lhs} {sym} {rhs}"
     if isinstance(e, UnaryOp):
-        inner = print_expr(e.operand, n)
+        inner = print_expr(e.operand, n, typed)
         if _prec(e.operand) < _prec(e):
             inner = f"({inner})"
         return f"not {inner}" if e.op == "not" else f"-{inner}"
@@ -189,6 +193,19 @@ def print_expr(e: Expr, namer: Namer | None = None) -> str:
     if isinstance(e, Call):
         return _print_call(e, n)
     raise TypeError(f"cannot print {e!r}")
+
+
+def _literals_only(e: Expr) -> bool:
+    if isinstance(e, ConstInt):
+        return True
+    return isinstance(e, BinOp) and _literals_only(e.lhs) and _literals_only(e.rhs)
+
+
+def print_dim(d: Expr, n: Namer) -> str:
+    """A dimension of a type: a literal or a variable prints bare, a composite one with typed literals."""
+    if isinstance(d, ConstInt | Var | DynDim):
+        return print_expr(d, n)
+    return print_expr(d, n, typed=True)
 
 
 def print_kwarg_value(key: str, v: Any, namer: Namer | None = None, cast_mode: bool = False) -> str:
@@ -245,7 +262,7 @@ def _print_call(c: Call, n: Namer) -> str:
 
 
 def _shape(shape: tuple[Expr, ...], n: Namer) -> str:
-    return "[" + ", ".join(print_expr(d, n) for d in shape) + "]"
+    return "[" + ", ".join(print_dim(d, n) for d in shape) + "]"
 
 
 def print_memref(m: MemRef, n: Namer) -> str:

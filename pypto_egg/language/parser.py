@@ -319,9 +319,9 @@ class _FunctionParser:
         if isinstance(value, ConstBool):
             return ConstBool(value.value, span)
         if isinstance(value, ConstInt) and not dtype.is_float:
-            return ConstInt(value.value, dtype, span, spelled=True)
+            return ConstInt(value.value, dtype, span)
         if isinstance(value, ConstInt | ConstFloat):
-            return ConstFloat(float(value.value), dtype, span, spelled=True)
+            return ConstFloat(float(value.value), dtype, span)
         self.ctx.error(node.args[0], "pl.const takes a number literal")
 
     def function_call(self, node: ast.Call, name: str, env: dict[str, Var], annotation: Type | None) -> Expr:
