@@ -55,7 +55,7 @@ from pypto_egg.ir.stmt import (
     WhileStmt,
     YieldStmt,
 )
-from pypto_egg.ir.types import MemorySpace, MemRef, TileType, TileView, Type, make_tile_type, retile
+from pypto_egg.ir.types import MemorySpace, MemRef, TileType, Type, implicit_view, make_tile_type, retile
 from pypto_egg.passes import diagnostics as diag
 
 from .term import Term
@@ -498,10 +498,11 @@ class Lowerer:
     def load_type(self, s: Stmt, call: Call, shape: Term | Any, valid: Term | Any) -> TileType:
         old = s.var.type if isinstance(s, AssignStmt) else call.type
         assert isinstance(old, TileType)
-        v = old.view or TileView()
-        view = TileView(valid_shape=self.decode.dims(valid), blayout=v.blayout, slayout=v.slayout, fractal=v.fractal,
-                        pad=v.pad, compact=v.compact)  # fmt: skip
-        return make_tile_type(self.decode.dims(shape), old.dtype, old.memory, view, old.memref)
+        flat = self.decode.dims(shape)
+        # a view the N-D tile had keeps its layouts; without one the tile has the implicit view of its 2-D shape
+        base = old.view or implicit_view(flat, old.memory)
+        view = replace(base, valid_shape=self.decode.dims(valid), stride=None, start_offset=None)
+        return make_tile_type(flat, old.dtype, old.memory, view, old.memref)
 
     def load_flat(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         args = tuple([substitute(a, ctx) for a in call.args])

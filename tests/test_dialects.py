@@ -44,9 +44,17 @@ def test_the_dialect_can_be_chosen_when_printing_and_is_not_part_of_equality():
     program = pl.parse(OWN)
     assert "import pypto.language as pl" in python_print(program, dialect="pypto")
     assert "import pypto_egg.language as pl" in python_print(program, dialect="pypto_egg")
-    ir.assert_structural_equal(program, pl.parse(PYPTO))
+    ir.assert_structural_equal(pl.parse(python_print(program, dialect="pypto")), pl.parse(PYPTO))
     with pytest.raises(ValueError, match="unknown dialect 'torch'"):
         python_print(program, dialect="torch")
+
+
+def test_an_omitted_load_memory_is_vec_in_pyptos_dialect_and_unset_in_pypto_eggs():
+    """PyPTO's DSL fills `target_memory=pl.Mem.Vec` into a load that names none; the specification's newer
+    DSL leaves it to the compiler (a batched-matmul operand load then becomes a Mat load, B-042)."""
+    load = lambda text: pl.parse(text).function("main").body[0].value  # noqa: E731
+    assert dict(load(PYPTO).kwargs) == {"target_memory": pl.Mem.Vec}
+    assert dict(load(OWN).kwargs) == {}
 
 
 def test_a_module_importing_the_pypto_package_reads_as_its_dialect():

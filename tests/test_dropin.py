@@ -151,7 +151,7 @@ def test_ops_without_deduction_pass_through_a_function_that_is_flattened():
     text = after.as_python()
     assert "i: pl.Scalar[pl.INDEX] = pl.tile.get_block_idx()" in text
     assert "pl.system.bar_v()" in text
-    assert "u: pl.Tile[[6, 4], pl.FP32] = pl.tile.exp(t)" in text
+    assert "u: pl.Tile[[6, 4], pl.FP32, pl.Mem.Vec] = pl.tile.exp(t)" in text
 
 
 def test_rebuilt_statements_lose_their_attrs_but_loads_keep_them():

@@ -34,7 +34,9 @@ def test_seed_after_prints_in_dsl_form():
     seed = load_example("seed_example")
     text = passes.flatten_tile_nd_to_2d()(seed.Before).as_python()
     assert "x_tile: pl.Tile[[6, 4], pl.FP32] = pl.tile.load(x, [0, 0, 0], [2, 3, 4], [2, 3, 4])" in text
-    assert "y_tile: pl.Tile[[6, 4], pl.FP32] = pl.tile.add(x_tile, x_tile)" in text
+    assert (
+        "y_tile: pl.Tile[[6, 4], pl.FP32, pl.Mem.Vec] = pl.tile.add(x_tile, x_tile)" in text
+    )  # a vector op lives in Vec
     assert (
         "out_0_1: pl.Tensor[[2, 3, 4], pl.FP32] = pl.tile.store(y_tile, [0, 0, 0], out_0, [2, 3, 4])" in text
     )

@@ -6,7 +6,7 @@ The registry is the only global of the package; it is built once at import.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import TypeDeductionError
@@ -14,7 +14,9 @@ from .expr import BinOp, Call, ConstInt, Expr, MakeTuple, exprs_equal, static_in
 from .signatures import SIGNATURES
 from .span import Span
 from .types import (
+    DEFAULT_LAYOUTS,
     UNKNOWN_TYPE,
+    CompactMode,
     DataType,
     MemorySpace,
     PadValue,
@@ -26,11 +28,16 @@ from .types import (
     TileType,
     TileView,
     Type,
+    effective_view,
+    implicit_layouts,
     make_tile_type,
+    retile,
 )
 
 Kwargs = dict[str, Any]
 Deduce = Callable[[str, Sequence[Expr], Kwargs], Type]
+# where an op's result lives when its deduction leaves it unplaced (from the op, a keyword or an operand)
+OutputMemory = Callable[[Sequence[Expr], Kwargs], "MemorySpace | None"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,7 @@ class OpDef:
     kwarg_params: frozenset[str] = field(default_factory=frozenset)  # operands printed as keywords
     variadic: bool = False  # takes any number of trailing operands
     any_keyword: bool = False  # takes keywords beyond its named parameters
+    memory: OutputMemory | None = None
 
     @property
     def deduces(self) -> bool:
@@ -62,6 +70,7 @@ def _register(
     required: int | None = None,
     kwargs: Sequence[str] = (),
     kwarg_params: Sequence[str] = (),
+    memory: OutputMemory | None = None,
 ) -> None:
     REGISTRY[name] = OpDef(
         name,
@@ -70,7 +79,27 @@ def _register(
         frozenset(kwargs),
         deduce,
         frozenset(kwarg_params),
+        memory=memory,
     )
+
+
+def _in(space: MemorySpace) -> OutputMemory:
+    return lambda args, kw: space
+
+
+def _from_keyword(default: MemorySpace | None = None) -> OutputMemory:
+    return lambda args, kw: kw.get("target_memory", default)
+
+
+def _from_operand(args: Sequence[Expr], kw: Kwargs) -> MemorySpace | None:
+    for a in args:
+        t = type_of(a)
+        if isinstance(t, TileType) and t.memory is not None:
+            return t.memory
+    return None
+
+
+VEC, ACC = _in(MemorySpace.Vec), _in(MemorySpace.Acc)
 
 
 def get_op(name: str) -> OpDef:
@@ -94,7 +123,14 @@ def deduce_type(op: str, args: Sequence[Expr], kwargs: Kwargs, annotation: Type 
         )
     if d.deduce is None:
         return annotation if annotation is not None else UNKNOWN_TYPE
-    return d.deduce(op, args, kwargs)
+    result = d.deduce(op, args, kwargs)
+    if d.memory is not None and isinstance(result, TileType) and result.memory is None:
+        # placed after its view was put in canonical form unplaced: a view the shape alone implies is then
+        # the implicit view of the space, as the reference's registry does it
+        memory = d.memory(args, kwargs)
+        if memory is not None:
+            return retile(result, memory=memory)
+    return result
 
 
 def make_call(
@@ -150,32 +186,44 @@ def _same_dim(a: Expr, b: Expr) -> bool:
     return sa is None or sb is None or sa == sb
 
 
-def _view_with(t: TileType, **fields: Any) -> TileView:
-    base = t.view or TileView()
-    return TileView(**{**{f: getattr(base, f) for f in base.__slots__}, **fields})  # type: ignore[attr-defined]
+def _inherited(src: TileType, valid: Sequence[Expr] | None) -> TileView:
+    """A fresh view over `valid` with the operand's layouts, pad and compact mode (its fractal is the
+    default one): what a vector op's result carries."""
+    eff = effective_view(src)
+    return TileView(valid_shape=tuple(valid) if valid is not None else None, blayout=eff.blayout,
+                    slayout=eff.slayout, pad=eff.pad, compact=eff.compact)  # fmt: skip
 
 
-def _elementwise_result(src: TileType, dtype: DataType | None = None) -> TileType:
-    """A vector op's result: the operand's valid shape and layouts; it lives in Vec when the operand
-    does, and is left unplaced otherwise (an op on an Acc or Mat tile keeps their layouts explicitly)."""
-    if src.view is None and (src.memory is None or src.memory is MemorySpace.Vec):
-        if src.memref is None and (dtype is None or dtype is src.dtype):
-            return src  # the operand's type itself: types are immutable, so a result may share it
-        return TileType(src.shape, dtype or src.dtype, src.memory)  # its implicit view, as the operand's
-    valid = src.view.valid_shape if src.view is not None else None
-    memory = MemorySpace.Vec if src.memory is MemorySpace.Vec else None
-    view = TileView(valid_shape=valid, blayout=src.blayout, slayout=src.slayout)
-    return make_tile_type(src.shape, dtype or src.dtype, memory, view, None)
+def _elementwise_result(
+    src: TileType, dtype: DataType | None = None, shape: Sequence[Expr] | None = None
+) -> TileType:
+    """A vector op's result: the operand's valid shape and layouts, left unplaced (the registry puts it in
+    Vec). An operand in Vec with the implicit view gives its own type back: types are immutable."""
+    if (
+        src.view is None and src.memory is MemorySpace.Vec and src.memref is None
+        and (dtype is None or dtype is src.dtype) and (shape is None or shape == src.shape)
+    ):  # fmt: skip
+        return src
+    view = _inherited(src, src.view.valid_shape if src.view is not None else None)
+    return make_tile_type(tuple(shape or src.shape), dtype or src.dtype, None, view)
+
+
+def _implicit_column_layout(shape: Sequence[Expr]) -> TileLayout:
+    """The block layout a shape implies with no memory space: col_major for a column vector [N, 1]."""
+    return implicit_layouts(tuple(shape), None)[0]
+
+
+def _accumulator_dtype(a: TileType, b: TileType) -> DataType:
+    return DataType.FP32 if a.dtype.is_float and b.dtype.is_float else DataType.INT32
 
 
 def _matmul_dtype(op: str, a: TileType, b: TileType) -> DataType:
-    if a.dtype.is_float and b.dtype.is_float:
-        return DataType.FP32
-    if a.dtype in (DataType.INT8, DataType.UINT8) and b.dtype in (DataType.INT8, DataType.UINT8):
-        return DataType.INT32
-    if a.dtype == b.dtype:
-        return a.dtype
-    raise TypeDeductionError(f"{op}: operand dtypes {a.dtype.label} and {b.dtype.label} cannot be multiplied")
+    """A product accumulates in FP32 when both operands are floats, else in INT32 (INT4 and INT8 alike)."""
+    if a.dtype.is_float != b.dtype.is_float:
+        raise TypeDeductionError(
+            f"{op}: operand dtypes {a.dtype.label} and {b.dtype.label} cannot be multiplied (one float, one integer)"
+        )
+    return _accumulator_dtype(a, b)
 
 
 def _check_k(op: str, a: TileType, b: TileType) -> None:
@@ -219,7 +267,19 @@ def _load(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
             f"must each have one entry per axis of the rank-{src.rank} tensor {fmt_shape(src.shape)}"
         )
     memory = kw.get("target_memory")
-    return make_tile_type(shapes, src.dtype, memory, TileView(valid_shape=valid))
+    blayout, slayout = DEFAULT_LAYOUTS[0], DEFAULT_LAYOUTS[1]
+    if memory is MemorySpace.Mat:
+        blayout, slayout = TileLayout.col_major, TileLayout.row_major
+        dn = src.layout is TensorLayout.DN
+        if dn:
+            blayout, slayout = slayout, blayout
+        if len(shapes) == 2 and static_int(shapes[1 if dn else 0]) == 1:  # a 2-D row vector is ND
+            blayout, slayout = TileLayout.row_major, TileLayout.none_box
+    elif memory is not None and static_int(shapes[-1]) == 1:
+        blayout = TileLayout.col_major
+    return make_tile_type(
+        shapes, src.dtype, memory, TileView(valid_shape=valid, blayout=blayout, slayout=slayout)
+    )
 
 
 def _store(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
@@ -238,16 +298,36 @@ def _store(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
 
 
 def _create(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    """tile.create: an Acc tile has the Acc box layout; `transpose=True` the transposed Mat one (ZN);
+    `flat_layout=True` an unboxed Mat tile; any other the layout its shape implies. The registry places it
+    in its target memory."""
     shape = tuple_elems(op, args[0], "shape")
+    dtype = _dtype_kwarg(op, kw)
+    memory = None
+    compact = CompactMode.normal if kw.get("compact") else None
+    if kw.get("flat_layout"):
+        view, memory = TileView(compact=compact), MemorySpace.Mat
+    elif kw.get("target_memory") is MemorySpace.Acc:
+        b, sl, f = implicit_layouts(tuple(shape), MemorySpace.Acc)
+        view, memory = TileView(blayout=b, slayout=sl, fractal=f, compact=compact), MemorySpace.Acc
+    elif kw.get("transpose"):
+        view = TileView(blayout=TileLayout.row_major, slayout=TileLayout.col_major, compact=compact)
+    else:
+        view = TileView(blayout=_implicit_column_layout(shape), compact=compact)
+    return make_tile_type(shape, dtype, memory, view)
+
+
+def _full(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    """tile.full: a fresh view with the default layouts, whatever the shape (so a [N, 1] tile is row_major)."""
+    shape = tuple_elems(op, args[0], "shape")
+    return make_tile_type(shape, _dtype_kwarg(op, kw), None, TileView())
+
+
+def _dtype_kwarg(op: str, kw: Kwargs) -> DataType:
     dtype = kw.get("dtype")
     if not isinstance(dtype, DataType):
         raise TypeDeductionError(f"{op} needs dtype=pl.<DTYPE>")
-    view = None
-    if kw.get("compact"):
-        from .types import CompactMode
-
-        view = TileView(compact=CompactMode.normal)
-    return make_tile_type(shape, dtype, kw.get("target_memory"), view)
+    return dtype
 
 
 def _binary(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
@@ -257,7 +337,8 @@ def _binary(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
         raise TypeDeductionError(f"{op}: operand shapes {fmt_shape(a.shape)} and {fmt_shape(b.shape)} differ")
     if a.dtype != b.dtype:
         raise TypeDeductionError(f"{op}: operand dtypes {a.dtype.label} and {b.dtype.label} differ")
-    return _elementwise_result(a)
+    shape = tuple(y if static_int(x) == 1 else x for x, y in zip(a.shape, b.shape))
+    return _elementwise_result(a, shape=shape)
 
 
 def _shift(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
@@ -287,9 +368,20 @@ def _cast(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
 
 
 def _move(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    """A move takes the layout of a destination that has one of its own (the boxed spaces), else keeps
+    the source's; L0B (Right) is row_major; `blayout=` / `slayout=` override. The fractal is the
+    destination's, the valid shape and pad the source's."""
     t = _tile(op, args, 0, "tile")
-    valid = t.view.valid_shape if t.view is not None else None
-    return make_tile_type(t.shape, t.dtype, kw.get("target_memory"), TileView(valid_shape=valid))
+    memory = kw.get("target_memory", MemorySpace.Vec)
+    src = effective_view(t)
+    b, sl, f = implicit_layouts(t.shape, memory)
+    if (b, sl, f) == implicit_layouts(t.shape, None):
+        b, sl = t.blayout, t.slayout
+    if memory is MemorySpace.Right:
+        b = TileLayout.row_major
+    b, sl = kw.get("blayout", b), kw.get("slayout", sl)
+    view = TileView(valid_shape=src.valid_shape, blayout=b, slayout=sl, fractal=f, pad=src.pad)
+    return make_tile_type(t.shape, t.dtype, memory, view)
 
 
 def _reshape(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
@@ -300,7 +392,9 @@ def _reshape(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
         raise TypeDeductionError(
             f"{op}: cannot reshape {fmt_shape(t.shape)} ({n_in} elements) to {fmt_shape(shape)} ({n_out} elements)"
         )
-    return make_tile_type(shape, t.dtype, t.memory, None, None)
+    src = effective_view(t)
+    view = TileView(blayout=_implicit_column_layout(shape), pad=src.pad, compact=src.compact)
+    return make_tile_type(shape, t.dtype, None, view)
 
 
 def static_count(shape: Sequence[Expr]) -> int | None:
@@ -324,14 +418,20 @@ def _reinterpret(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
             raise TypeDeductionError(
                 f"{op}: {fmt_shape(t.shape)} {t.dtype.label} and {fmt_shape(shape)} {dtype.label} differ in bytes"
             )
-        return make_tile_type(shape, dtype, t.memory, None, None)
+        return make_tile_type(shape, dtype, t.memory, _reinterpreted(t))
     last = static_int(t.shape[-1])
     if last is None or (last * t.dtype.nbytes) % dtype.nbytes:
         raise TypeDeductionError(
             f"{op}: the last dim of {fmt_shape(t.shape)} {t.dtype.label} cannot be reinterpreted as {dtype.label}"
         )
     shape = (*t.shape[:-1], ConstInt(last * t.dtype.nbytes // dtype.nbytes))
-    return make_tile_type(shape, dtype, t.memory, None, None)
+    return make_tile_type(shape, dtype, t.memory, _reinterpreted(t))
+
+
+def _reinterpreted(t: TileType) -> TileView:
+    """The source's layouts over the same bytes; a pad mode does not survive a change of element type."""
+    src = effective_view(t)
+    return TileView(blayout=src.blayout, slayout=src.slayout, fractal=src.fractal, compact=src.compact)
 
 
 def normalize_axis(op: str, axis: Expr, rank: int) -> int:
@@ -350,12 +450,11 @@ def _transpose(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
     a1 = normalize_axis(op, args[1], t.rank)
     a2 = normalize_axis(op, args[2], t.rank)
     shape = list(t.shape)
-    valid = list(t.valid_shape)
     shape[a1], shape[a2] = shape[a2], shape[a1]
-    valid[a1], valid[a2] = valid[a2], valid[a1]
     if len(args) > 3:
         _tile(op, args, 3, "scratch")
-    return make_tile_type(tuple(shape), t.dtype, t.memory, TileView(valid_shape=tuple(valid)))
+    # a fresh view with the default layouts, fully valid: the transposed [N, 1] of a [1, N] row is row_major
+    return make_tile_type(tuple(shape), t.dtype, None, TileView())
 
 
 def _transpose_view(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
@@ -364,11 +463,12 @@ def _transpose_view(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
         raise TypeDeductionError(f"{op}: needs a tile of rank >= 2, got {fmt_shape(t.shape)}")
     shape = (*t.shape[:-2], t.shape[-1], t.shape[-2])
     valid = (*t.valid_shape[:-2], t.valid_shape[-1], t.valid_shape[-2])
-    b, s = t.blayout, t.slayout
+    src = effective_view(t)
+    # the transpose dual: each layout's major-ness flips, none_box stays (NZ <-> ZN, NN <-> ZZ, ND <-> DN)
     flip = {TileLayout.row_major: TileLayout.col_major, TileLayout.col_major: TileLayout.row_major}
-    view = TileView(valid_shape=valid, blayout=flip.get(b, b), slayout=flip.get(s, s))
-    if s is TileLayout.none_box:
-        view = TileView(valid_shape=valid)
+    b, sl = t.blayout, t.slayout
+    view = TileView(valid_shape=valid, blayout=flip.get(b, b), slayout=flip.get(sl, sl), fractal=src.fractal,
+                    pad=src.pad, compact=src.compact)  # fmt: skip
     return make_tile_type(shape, t.dtype, t.memory, view)
 
 
@@ -386,18 +486,26 @@ def _slice(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
         keep = [i for i in range(len(shape)) if i not in dropped]
         shape = tuple(shape[i] for i in keep)
         valid = tuple(valid[i] for i in keep) if valid else None
-    view = TileView(
-        valid_shape=valid or None,
-        blayout=t.view.blayout if t.view else None,
-        slayout=t.view.slayout if t.view else None,
-    )
-    return make_tile_type(shape, t.dtype, t.memory, view)
+        if len(shape) < 2:  # tiles stay 2-D: unit axes in front
+            units = (ConstInt(1),) * (2 - len(shape))
+            shape, valid = units + shape, (units + valid) if valid else None
+    # a window shares its source's layouts; a source without a view gives the layout the shape implies
+    if t.view is not None:
+        v = t.view
+        view = TileView(valid_shape=valid or None, blayout=v.blayout, slayout=v.slayout, fractal=v.fractal,
+                        pad=v.pad, compact=v.compact)  # fmt: skip
+    else:
+        view = TileView(valid_shape=valid or None, blayout=_implicit_column_layout(shape))
+    if isinstance(kw.get("pad_value"), PadValue) and kw["pad_value"] is not PadValue.null:
+        view = replace(view, pad=kw["pad_value"])
+    return make_tile_type(shape, t.dtype, None, view)
 
 
 def _assemble(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    """The target's type, its view spelled out (an implicit Mat target keeps its NZ layout)."""
     t = _tile(op, args, 0, "target")
     _tile(op, args, 1, "source")
-    return t
+    return make_tile_type(t.shape, t.dtype, t.memory, replace(effective_view(t), valid_shape=t.valid_shape))
 
 
 def _read(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
@@ -417,7 +525,18 @@ def _matmul(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
             f"{op}: needs 2-D operands, got {fmt_shape(a.shape)} and {fmt_shape(b.shape)}; use tile.batch_matmul"
         )
     _check_k(op, a, b)
-    return make_tile_type((a.shape[0], b.shape[1]), _matmul_dtype(op, a, b), MemorySpace.Acc)
+    shape = (a.shape[0], b.shape[1])
+    valid = (a.valid_shape[0], b.valid_shape[1])
+    return make_tile_type(shape, _matmul_dtype(op, a, b), MemorySpace.Acc, _acc_view(shape, valid))
+
+
+def _acc_view(shape: Sequence[Expr], valid: Sequence[Expr], compact: CompactMode | None = None) -> TileView:
+    """An accumulator's view: the Acc box layout over `valid`; fewer valid rows than physical ones make it
+    compact (mad writes at the valid rows' pitch), unless `compact` is inherited."""
+    b, sl, f = implicit_layouts(tuple(shape), MemorySpace.Acc)
+    if compact is None and not exprs_equal(valid[0], shape[0]):
+        compact = CompactMode.normal
+    return TileView(valid_shape=tuple(valid), blayout=b, slayout=sl, fractal=f, compact=compact)
 
 
 def _matmul_acc(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
@@ -425,7 +544,8 @@ def _matmul_acc(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
     a = _tile(op, args, 1, "lhs")
     b = _tile(op, args, 2, "rhs")
     _check_k(op, a, b)
-    return make_tile_type(acc.shape, acc.dtype, MemorySpace.Acc, acc.view, acc.memref)
+    view = _acc_view(acc.shape, acc.valid_shape, effective_view(acc).compact or CompactMode.null)
+    return make_tile_type(acc.shape, _matmul_dtype(op, a, b), MemorySpace.Acc, view, acc.memref)
 
 
 def _batch_matmul(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
@@ -471,14 +591,16 @@ def _row_reduce(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
         vshape: tuple[Expr, ...] = (*valid[:-1], ConstInt(1))
     else:
         shape, vshape = tuple(t.shape[:-1]), tuple(valid[:-1])
-    return make_tile_type(shape, t.dtype, t.memory, TileView(valid_shape=vshape))
+    # a row reduction's column is col_major, a [1, 1] one included
+    return make_tile_type(shape, t.dtype, None, TileView(valid_shape=vshape, blayout=TileLayout.col_major))
 
 
 def _set_validshape(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
     t = _tile(op, args, 0, "tile")
     if t.rank != 2:
         raise TypeDeductionError(f"{op}: only 2-D tiles, got {fmt_shape(t.shape)}")
-    return make_tile_type(t.shape, t.dtype, t.memory, _view_with(t, valid_shape=(args[1], args[2])), t.memref)
+    view = replace(effective_view(t), valid_shape=(args[1], args[2]))
+    return make_tile_type(t.shape, t.dtype, None, view, t.memref)
 
 
 def contiguous_strides(shape: Sequence[Expr]) -> tuple[Expr, ...]:
@@ -520,8 +642,8 @@ def _fillpad(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
     """The padded tile; the in-place form writes (and so names) its operand's buffer."""
     t = _tile(op, args, 0, "tile")
     pad = kw.get("pad_value", PadValue.zero)
-    view = _view_with(t, pad=pad) if isinstance(pad, PadValue) else t.view
-    return make_tile_type(t.shape, t.dtype, t.memory, view, t.memref if op.endswith("_inplace") else None)
+    view = replace(_inherited(t, None), pad=pad if isinstance(pad, PadValue) else PadValue.zero)
+    return make_tile_type(t.shape, t.dtype, t.memory, view, t.memref)
 
 
 def _scalar_cast(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
@@ -567,49 +689,55 @@ _register(
     _load,
     3,
     ("target_memory", "transpose", "clamp"),
+    memory=_from_keyword(),
 )
 _register("tile.store", ("tile", "offsets", "output_tensor", "shapes"), _store, 3, ("atomic",))
 _register(
-    "tile.create", ("shape",), _create, 1, ("dtype", "target_memory", "transpose", "flat_layout", "compact")
-)
-_register("tile.full", ("shape", "value"), _create, 2, ("dtype",), kwarg_params=("value",))
+    "tile.create", ("shape",), _create, 1, ("dtype", "target_memory", "transpose", "flat_layout", "compact"),
+    memory=_from_keyword(),
+)  # fmt: skip
+_register("tile.full", ("shape", "value"), _full, 2, ("dtype",), kwarg_params=("value",), memory=VEC)
 for _name in BINARY_OPS:
-    _register(_name, ("lhs", "rhs"), _binary, kwargs=("high_precision",) if _name in _HIGH_PRECISION else ())
+    hp = ("high_precision",) if _name in _HIGH_PRECISION else ()
+    _register(_name, ("lhs", "rhs"), _binary, kwargs=hp, memory=VEC)
 for _name in MORE_BINARY_OPS:
-    _register(_name, ("lhs", "rhs"), _binary)
+    _register(_name, ("lhs", "rhs"), _binary, memory=VEC)
 for _name in ("tile.rem", "tile.xor", "tile.prelu"):
-    _register(_name, ("lhs", "rhs", "tmp"), _binary, 2)
+    _register(_name, ("lhs", "rhs", "tmp"), _binary, 2, memory=VEC)
 for _name in ("tile.shl", "tile.shr"):
-    _register(_name, ("lhs", "rhs"), _shift)
+    _register(_name, ("lhs", "rhs"), _shift, memory=VEC)
 for _name in SCALAR_OPS + MORE_SCALAR_OPS:
-    _register(_name, ("tile", "scalar"), _scalar)
+    _register(_name, ("tile", "scalar"), _scalar, memory=VEC)
 for _name in ("tile.rems", "tile.xors"):
-    _register(_name, ("tile", "scalar", "tmp"), _scalar, 2)
+    _register(_name, ("tile", "scalar", "tmp"), _scalar, 2, memory=VEC)
 for _name in UNARY_OPS:
     extra = ("tmp",) if _name == "tile.rsqrt" else ()
-    _register(_name, ("tile", *extra), _unary, 1, ("high_precision",) if _name in _HIGH_PRECISION else ())
+    hp = ("high_precision",) if _name in _HIGH_PRECISION else ()
+    _register(_name, ("tile", *extra), _unary, 1, hp, memory=VEC)
 for _name in EXPAND_OPS:
-    _register(_name, ("tile", "operand", "tmp"), _expand, 2)
+    _register(_name, ("tile", "operand", "tmp"), _expand, 2, memory=VEC)
 for _name in ROW_REDUCE_OPS:
-    _register(_name, ("tile", "tmp_tile"), _row_reduce, 1, kwargs=("keepdim",))
+    _register(_name, ("tile", "tmp_tile"), _row_reduce, 1, kwargs=("keepdim",), memory=VEC)
 for _name in ("tile.fillpad", "tile.fillpad_inplace"):
-    _register(_name, ("tile",), _fillpad, kwargs=("pad_value",))
-_register("tile.cast", ("tile",), _cast, kwargs=("target_type", "mode"))
+    _register(_name, ("tile",), _fillpad, kwargs=("pad_value",), memory=VEC)
+_register("tile.cast", ("tile",), _cast, kwargs=("target_type", "mode"), memory=VEC)
 _register("cast", ("value",), _scalar_cast, kwargs=("target_type", "mode"))
 _register("tile.move", ("tile",), _move, kwargs=("target_memory", "blayout", "slayout"))
-_register("tile.reshape", ("tile", "shape"), _reshape)
-_register("tile.reinterpret_view", ("tile", "shape"), _reinterpret, 1, ("dtype",), kwarg_params=("shape",))
-_register("tile.transpose", ("tile", "axis1", "axis2", "scratch"), _transpose, 3)
-_register("tile.transpose_view", ("tile",), _transpose_view)
-_register("tile.slice", ("tile", "shape", "offset", "valid_shape", "drop_dims"), _slice, 3, ("pad_value",))
-_register("tile.assemble", ("target", "source", "offset"), _assemble)
+_register("tile.reshape", ("tile", "shape"), _reshape, memory=_from_operand)
+_register("tile.reinterpret_view", ("tile", "shape"), _reinterpret, 1, ("dtype",), kwarg_params=("shape",),
+          memory=_from_operand)  # fmt: skip
+_register("tile.transpose", ("tile", "axis1", "axis2", "scratch"), _transpose, 3, memory=_from_operand)
+_register("tile.transpose_view", ("tile",), _transpose_view, memory=_from_operand)
+_register("tile.slice", ("tile", "shape", "offset", "valid_shape", "drop_dims"), _slice, 3, ("pad_value",),
+          memory=_from_operand)  # fmt: skip
+_register("tile.assemble", ("target", "source", "offset"), _assemble, memory=_from_operand)
 _register("tile.read", ("tile", "indices"), _read)
-_register("tile.write", ("tile", "indices", "value"), _write)
-_register("tile.matmul", ("lhs", "rhs"), _matmul)
-_register("tile.matmul_acc", ("acc", "lhs", "rhs", "init_cond"), _matmul_acc, 3)
-_register("tile.batch_matmul", ("lhs", "rhs"), _batch_matmul)
-_register("tile.batch_matmul_acc", ("acc", "lhs", "rhs", "init_cond"), _batch_matmul_acc, 3)
-_register("tile.set_validshape", ("tile", "valid_rows", "valid_cols"), _set_validshape)
+_register("tile.write", ("tile", "indices", "value"), _write, memory=VEC)
+_register("tile.matmul", ("lhs", "rhs"), _matmul, memory=ACC)
+_register("tile.matmul_acc", ("acc", "lhs", "rhs", "init_cond"), _matmul_acc, 3, memory=ACC)
+_register("tile.batch_matmul", ("lhs", "rhs"), _batch_matmul, memory=ACC)
+_register("tile.batch_matmul_acc", ("acc", "lhs", "rhs", "init_cond"), _batch_matmul_acc, 3, memory=ACC)
+_register("tile.set_validshape", ("tile", "valid_rows", "valid_cols"), _set_validshape, memory=_from_operand)
 _register("tensor.view", ("tensor", "shape", "valid_shape"), _tensor_view, 1, ("layout",))
 _register("tensor.create", ("shape",), _tensor_create, kwargs=("dtype", "layout", "manual_dep", "init_value"))
 

@@ -58,6 +58,7 @@ from .types import (
     TileType,
     TupleType,
     Type,
+    implicit_layouts,
 )
 
 CAST_MODES = {0: "none", 1: "rint", 2: "round", 3: "floor", 4: "ceil", 5: "trunc", 6: "odd"}
@@ -308,10 +309,12 @@ def print_type(t: Type, namer: Namer | None = None, tuple_head: str = "pl.Tuple"
                 vp.append(f"stride={_shape(v.stride, n)}")
             if v.start_offset is not None:
                 vp.append(f"start_offset={print_expr(v.start_offset, n)}")
-            for f in ("blayout", "slayout"):
-                if getattr(v, f) is not None:
+            # a layout is printed where it differs from the one the shape and space imply
+            implicit = implicit_layouts(t.shape, t.memory)
+            for f, default in zip(("blayout", "slayout"), implicit):
+                if getattr(v, f) not in (None, default):
                     vp.append(f"{f}={getattr(v, f)!r}")
-            if v.fractal is not None:
+            if v.fractal not in (None, implicit[2]):
                 vp.append(f"fractal={v.fractal}")
             if v.pad is not None:
                 vp.append(f"pad={v.pad!r}")

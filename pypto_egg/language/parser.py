@@ -73,6 +73,7 @@ from ..ir.types import (
     TupleType,
     Type,
     make_tile_type,
+    printed_view,
 )
 from .runtime import DynamicDim
 
@@ -98,11 +99,23 @@ _CMPOPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "
 _CAST_CODES = {v: k for k, v in CAST_MODES.items()}
 
 
+# ops whose omitted target memory PyPTO's DSL spells as Vec (the specification's newer DSL leaves it unset)
+_VEC_BY_DEFAULT = frozenset({"tile.load", "tile.create"})
+
+
 class _Ctx:
     """Where the text came from, for spans and error positions."""
 
-    def __init__(self, filename: str, line_offset: int, col_offset: int, env: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        filename: str,
+        line_offset: int,
+        col_offset: int,
+        env: dict[str, Any],
+        dialect: str = "pypto_egg",
+    ) -> None:
         self.filename, self.line_offset, self.col_offset, self.env = filename, line_offset, col_offset, env
+        self.dialect = dialect  # which `pl` the text imports: its ops' defaults differ (see op_call)
 
     def span(self, node: ast.AST) -> Span:
         return Span(self.filename, getattr(node, "lineno", 0) + self.line_offset,
@@ -403,6 +416,10 @@ class _FunctionParser:
             kwargs["mode"] = _CAST_CODES[kwargs["mode"]]
         if op == "tile.load" and slots[3] is None:
             slots[3] = slots[2]
+        if op in _VEC_BY_DEFAULT and self.ctx.dialect == "pypto":
+            kwargs.setdefault(
+                "target_memory", MemorySpace.Vec
+            )  # PyPTO's DSL fills it; pypto-egg's leaves it unset
         if op in opreg.SCALAR_FORM and slots[1] is not None and isinstance(type_of(slots[1]), ScalarType):
             op = opreg.SCALAR_FORM[op]
         n = len(slots)
@@ -473,7 +490,8 @@ class _FunctionParser:
                                 extra, "expected a memory space (pl.Mem.X), a pl.TileView or a MemRef"
                             )
                         memory = value
-                return make_tile_type(shape, dtype, memory, tview, memref)
+                # a printed view leaves out the layouts the shape and space imply
+                return make_tile_type(shape, dtype, memory, printed_view(shape, memory, tview), memref)
             if head in ("Array", "Ptr") or (head or "").startswith("pld."):
                 return OpaqueType(ast.unparse(node))
         if isinstance(node, ast.Attribute) and _pl_name(node) is not None:
@@ -980,10 +998,11 @@ def _program_classes(text: str, filename: str) -> tuple[list[ast.ClassDef], _Ctx
         tree = ast.parse(text, filename)
     except SyntaxError as e:
         raise DSLError(f"{filename}:{e.lineno}:{e.offset}: invalid Python syntax: {e.msg}") from None
-    ctx = _Ctx(filename, 0, 0, _module_env(tree))
+    dialect = _dialect(tree)
+    ctx = _Ctx(filename, 0, 0, _module_env(tree), dialect)
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef)
                and any(_pl_name(d) == "program" for d in n.decorator_list)]  # fmt: skip
-    return classes, ctx, _dialect(tree)
+    return classes, ctx, dialect
 
 
 def parse_all(text: str, filename: str = "<pl>") -> list[Program]:
@@ -1038,4 +1057,5 @@ def program(cls: type) -> Program:
         )
 
     node = min(candidates, key=distance)
-    return _parse_class(node, _Ctx(filename, 0, 0, env), _dialect(tree))
+    dialect = _dialect(tree)
+    return _parse_class(node, _Ctx(filename, 0, 0, env, dialect), dialect)
