@@ -105,7 +105,12 @@ def programs(draw: st.DrawFn) -> tuple[ir.Program, int]:
             side_store(f"{v}_t", swapped)
             lines.append(f"{v} = pl.transpose({v}_t, axis1=-1, axis2=-2)")
         elif kind == "reduce":
-            op = draw(st.sampled_from(["pl.tile.row_sum", "pl.tile.row_max", "pl.tile.row_min"]))
+            # row_min reads row-major tiles only, and a [.., 1] tile is a col_major column
+            op = draw(
+                st.sampled_from(
+                    ["pl.tile.row_sum", "pl.tile.row_max"] + ["pl.tile.row_min"] * (shape[-1] > 1)
+                )
+            )
             if ref:  # the reference's reductions take a scratch tile
                 lines.append(
                     f"{v}_tmp = pl.tile.create({fmt(shape)}, dtype=pl.FP32, target_memory=pl.Mem.Vec)"

@@ -13,7 +13,6 @@ import types
 from pathlib import Path
 
 import pytest
-from pypto_ref import requires_pypto, set_reference_backend
 
 import pypto_egg.language as epl
 import pypto_egg.pypto as egg
@@ -23,6 +22,7 @@ from pypto_egg.pypto import loader, pipeline
 from pypto_egg.pypto.compare import DETERMINISTIC, compare_generated_code, generated_code
 
 from helpers import check_meaning
+from pypto_ref import requires_pypto, set_reference_backend
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -7,12 +7,12 @@ import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
 
-from pypto_ref import requires_pypto, requires_sample, sample_programs
-
 import pypto_egg.language as epl
 from pypto_egg import ir, passes
 from pypto_egg.pypto import load_pypto
 from pypto_egg.pypto.compare import compare_file
+
+from pypto_ref import requires_pypto, requires_sample, sample_programs
 
 
 def _pypto_round_trip(pto, text: str) -> str:
@@ -55,7 +55,7 @@ def test_pypto_reads_back_every_output_of_the_pass_on_the_sample():
 def test_pyptos_pipeline_generates_the_same_code_with_either_pass_on_the_sample():
     """For every program PyPTO's own pipeline compiles, `pypto_egg.pypto.compile` writes the same
     kernels/** and orchestration/** bytes; a program that differs must be one the text round trip between
-    the passes explains (the C++ pass's own answer, printed and re-read, gives pypto-egg's code: D-8)."""
+    the passes explains (the C++ pass's own answer, printed and re-read, gives pypto-egg's code: D-9)."""
     paths = [str(p) for p in sample_programs()]
     with ProcessPoolExecutor(
         max_workers=max(1, min(2, os.cpu_count() or 1)), mp_context=multiprocessing.get_context("spawn")

@@ -33,7 +33,7 @@ class AddNd:
 
 
 # the same code byte for byte (with source locations on, a rewritten statement's ops carry its line's first
-# column rather than each expression's own: docs/differences.md, D-8)
+# column rather than each expression's own: docs/differences.md, D-9)
 OPTIONS = {"skip_ptoas": True, "emit_source_loc": False, "dump_passes": False}
 
 

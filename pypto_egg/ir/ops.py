@@ -584,6 +584,11 @@ def _batch_matmul_acc(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
 
 def _row_reduce(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
     t = _tile(op, args, 0, "tile")
+    if op == "tile.row_min" and (t.blayout, t.slayout) != (TileLayout.row_major, TileLayout.none_box):
+        raise TypeDeductionError(
+            f"{op} needs a row-major (ND) input, got blayout={t.blayout.name}, slayout={t.slayout.name}; "
+            f"a [N, 1] column is col_major: reduce it with tile.col_min, or move it to a row-major tile first"
+        )
     keep = kw.get("keepdim", True)
     valid = t.valid_shape
     if keep:

@@ -37,7 +37,7 @@ class CodeComparison:
     egg_error: str | None  # the pipeline with pypto-egg's pass rejected it
     differing: tuple[str, ...] = ()  # files whose bytes differ, or that only one side wrote
     # with differences: the C++ pass's own answer, printed and re-read by PyPTO as pypto-egg's is, gives
-    # pypto-egg's code (the difference is the text between the passes, not the answer; differences.md D-8)
+    # pypto-egg's code (the difference is the text between the passes, not the answer; differences.md D-9)
     text_explains: bool | None = None
 
     @property
