@@ -36,7 +36,7 @@ from pypto_egg.ir.expr import (
     tile_operand_types,
     type_of,
 )
-from pypto_egg.ir.ops import REGISTRY, deduce_type, make_call
+from pypto_egg.ir.ops import REGISTRY, deduce_type, make_call, tuple_elems
 from pypto_egg.ir.span import Span
 from pypto_egg.ir.stmt import (
     AssertStmt,
@@ -55,7 +55,16 @@ from pypto_egg.ir.stmt import (
     WhileStmt,
     YieldStmt,
 )
-from pypto_egg.ir.types import MemorySpace, MemRef, TileType, Type, implicit_view, make_tile_type, retile
+from pypto_egg.ir.types import (
+    MemorySpace,
+    MemRef,
+    TensorType,
+    TileType,
+    Type,
+    implicit_view,
+    make_tile_type,
+    retile,
+)
 from pypto_egg.passes import diagnostics as diag
 
 from .term import Term
@@ -662,6 +671,19 @@ def failure(s: Stmt, call: Call, plan: Term) -> Exception:
         return InternalError(
             f"{diag.PASS}: tile.load NZ 2D source-window collapse requires the valid sub-box of the leading dims "
             f"to be contiguous in row-major order{diag.where(var, span)}"
+        )
+    if code.startswith("STORE-GIVEN-"):
+        tile, tensor = type_of(call.args[0]), type_of(call.args[2])
+        assert isinstance(tile, TileType) and isinstance(tensor, TensorType)
+        return diag.given_window_rejected(
+            code,
+            nums,
+            tile.valid_shape,
+            tuple_elems(call.op, call.args[3], "shapes"),
+            tensor.shape,
+            tuple_elems(call.op, call.args[1], "offsets"),
+            var,
+            span,
         )
     err = diag.store_failure(code, nums, var, span)
     return err if err is not None else diag.internal(f"unknown diagnostic {code} {nums}")

@@ -261,3 +261,55 @@ def test_any_2d_store_into_an_nd_tensor_is_lowered_faithfully_or_refused(tensor,
     except interp.InterpError:
         return  # the original itself writes outside the tensor
     assert not interp.output_differences(want, interp.run(after, "main", inputs))
+
+
+def given_window_program(window: list[int], offsets: list[int]):
+    """A [4, 8] tile stored into a [4, 2, 8] tensor with the partition the program already gives."""
+    return pl.parse(f"""
+import pypto_egg.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, x: pl.Tensor[[4, 8], pl.FP32], out: pl.Out[pl.Tensor[[4, 2, 8], pl.FP32]]) -> pl.Tensor[[4, 2, 8], pl.FP32]:
+        t = pl.load(x, [0, 0], [4, 8])
+        out = pl.tile.store(t, {offsets}, out, {window})
+        return out
+""")
+
+
+@pytest.mark.parametrize("window", [[4, 1, 8], [2, 2, 8]])
+def test_d2_a_given_window_that_holds_the_tile_is_kept(window):
+    """The rows land where the program says: never in the pass's own window (D-2)."""
+    before = given_window_program(window, [0, 0, 0])
+    after = flatten(before)  # the interpreter checks both sides
+    assert window_of(after) == window
+
+
+def test_d2_a_given_window_keeps_what_the_store_computes():
+    """[4, 1, 8] writes out[0:4, 0, :]; the pass's own window would write out[0:2, 0:2, :]."""
+    before = given_window_program([4, 1, 8], [0, 0, 0])
+    after = passes.flatten_tile_nd_to_2d()(before)
+    inputs = interp.random_inputs(before.function("main"), 3)
+    got = interp.run(after, "main", inputs)["out"]
+    assert (got[:, 0, :] == inputs["x"]).all()
+
+
+def test_d2_a_given_window_of_another_element_count_is_refused():
+    with pytest.raises(PassError) as err:
+        passes.flatten_tile_nd_to_2d()(given_window_program([2, 1, 8], [0, 0, 0]))
+    text = str(err.value)
+    assert "tile.store" in text and "out" in text and "[2, 1, 8]" in text and "32" in text
+
+
+def test_d2_a_given_window_past_the_tensor_is_refused():
+    with pytest.raises(PassError) as err:
+        passes.flatten_tile_nd_to_2d()(given_window_program([2, 2, 8], [0, 1, 0]))
+    text = str(err.value)
+    assert "tile.store" in text and "axis 1" in text
+
+
+def test_d2_a_given_window_of_another_rank_is_refused():
+    with pytest.raises(PassError) as err:
+        passes.flatten_tile_nd_to_2d()(given_window_program([4, 8], [0, 0, 0]))
+    assert "rank" in str(err.value)

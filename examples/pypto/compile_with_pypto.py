@@ -7,7 +7,7 @@ import sys
 import tempfile
 
 import pypto.language as pl
-from pypto import ir
+from pypto import ir, passes
 from pypto.pypto_core import backend
 
 import pypto_egg.pypto as egg
@@ -38,19 +38,23 @@ OPTIONS = {"skip_ptoas": True, "emit_source_loc": False, "dump_passes": False}
 
 
 def main(out_dir: str) -> None:
-    # 1. the pass itself, as a PyPTO Pass (here on the program as PyPTO's tile lowering leaves it)
     backend.set_backend_type(backend.BackendType.Ascend910B)
-    lowered = ir.compile(AddNd, output_dir=f"{out_dir}/reference", **OPTIONS)
+
+    # 1. the pass itself, a PyPTO Pass named FlattenTileNdTo2D with the C++ pass's properties
     flatten = egg.flatten_pass(strategy="reference")
-    print(flatten.get_name(), flatten.get_required_properties())
+    flat = flatten(AddNd)
+    ir.assert_structural_equal(flat, passes.flatten_tile_nd_to_2d()(AddNd))
+    print(flatten.get_name(), "gives the C++ pass's answer:")
+    print(ir.python_print(flat))
 
     # 2. PyPTO's whole pipeline, with pypto-egg's pass in the C++ pass's place
+    ir.compile(AddNd, output_dir=f"{out_dir}/reference", **OPTIONS)
     egg.compile(AddNd, output_dir=f"{out_dir}/pypto-egg", **OPTIONS)
 
     # 3. every compilation inside the block (ir.compile, PassManager.get_strategy(), @pl.jit) uses it
     with egg.replacing_flatten(strategy="optimal"):
         ir.compile(AddNd, output_dir=f"{out_dir}/optimal", **OPTIONS)
-    print(type(lowered).__name__, "written under", out_dir)
+    print("generated code written under", out_dir)
 
 
 if __name__ == "__main__":

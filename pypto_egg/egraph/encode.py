@@ -37,7 +37,7 @@ _DIM_OPS = {"add", "sub", "mul", "floordiv", "mod", "min", "max"}
 RELATIONS: dict[str, int] = {
     "DConstRow": 2, "DSymRow": 2, "DBinRow": 4, "ConsRow": 3,
     "OpndVarRow": 3, "OpndIntRow": 3, "OpndFloatRow": 3, "OpndOtherRow": 3,
-    "LoadRow": 12, "StoreRow": 5, "AllocRow": 2, "AssembleRow": 4, "ReshapeRow": 2, "TransposeRow": 5,
+    "LoadRow": 12, "StoreRow": 5, "StoreGivenRow": 2, "AllocRow": 2, "AssembleRow": 4, "ReshapeRow": 2, "TransposeRow": 5,
     "GenericRow": 4, "CapacityRow": 2, "BmmRow": 10, "ConfigRow": 4, "StmtVarRow": 2, "RefRow": 4, "DefRow": 3,
     "SafeRow": 1, "BmmBaseRow": 3, "BmmLegacyRow": 4, "BmmOpVarRow": 3, "AliasRow": 2, "AccVarRow": 6, "DefKindRow": 2, "UseKindRow": 3,
     "PoisonRow": 1, "PageIndexRow": 1, "MemRefRow": 1, "BmmAccRow": 2, "SliceRow": 6, "InsertRow": 5,
@@ -260,6 +260,8 @@ class Encoding:
             assert isinstance(tile, TileType) and isinstance(dst, TensorType)
             self.rows["StoreRow"].append((sid, self.dims(tile.valid_shape), self.dims(tile.shape),
                                           self.dims(dst.shape), self.dims(tuple_items(args[1]))))  # fmt: skip
+            if len(args) > 3 and isinstance(args[3], MakeTuple):
+                self.rows["StoreGivenRow"].append((sid, self.dims(args[3].elements)))
         elif op in ("tile.create", "tile.full") and isinstance(result, TileType):
             self.rows["AllocRow"].append((sid, self.dims(result.shape)))
         elif op == "tile.assemble" and len(args) == 3 and isinstance(args[2], MakeTuple):

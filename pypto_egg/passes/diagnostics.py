@@ -161,6 +161,34 @@ def store_failure(code: str, nums: Sequence[int], var: str | None, span: Span | 
     return PassError(text + where(var, span)) if text else None
 
 
+def given_window_rejected(
+    code: str,
+    nums: Sequence[int],
+    tile_valid: Sequence[Expr],
+    window: Sequence[Expr],
+    tensor: Sequence[Expr],
+    offsets: Sequence[Expr],
+    var: str | None,
+    span: Span | None,
+) -> PassError:
+    """A store's own partition window that cannot hold its tile: the pass keeps a given window and never
+    replaces it, so it says what is wrong with it."""
+    a, b, c, d = (list(nums) + [0] * 4)[:4]
+    w, t, v, o = fmt_shape(window), fmt_shape(tensor), fmt_shape(tile_valid), fmt_shape(offsets)
+    why = {
+        "STORE-GIVEN-COUNT": f"the window {w} holds {a} elements but the tile's valid extent {v} has {b}",
+        "STORE-GIVEN-RANK": f"the window {w} has {a} entries for a rank-{b} tensor {t}",
+        "STORE-GIVEN-BOUNDS": f"the window {w} at offsets {o} runs past axis {a} of the tensor {t} "
+        f"({b} + {c} > {d})",
+    }[code]
+    return PassError(
+        f"{PASS}: tile.store carries the partition window {w}, which cannot hold its tile: {why}. The pass keeps "
+        f"a window it is given (replacing it would write the tile elsewhere). Give a window with the tile's "
+        f"element count that stays inside the tensor from the store's offsets, or drop the 4th operand and let "
+        f"the pass compute it{where(var, span)}"
+    )
+
+
 def batch_dims_do_not_broadcast(op: str, a: int, b: int, var: str | None, span: Span | None) -> PassError:
     """FlattenTileNdTo2D: tile.batch_matmul batch dimensions must broadcast."""
     return PassError(
