@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from pypto_egg.egraph.encode import blocks
 from pypto_egg.errors import TypeDeductionError
 from pypto_egg.ir.expr import Call, ConstInt, Expr, Var, exprs_equal, free_vars, static_int, type_of
 from pypto_egg.ir.ops import REGISTRY, make_call
@@ -32,6 +31,7 @@ from pypto_egg.ir.stmt import (
     YieldStmt,
 )
 from pypto_egg.ir.types import MemorySpace, TileType, Type
+from pypto_egg.ir.walk import blocks
 from pypto_egg.passes import diagnostics as diag
 
 from .lower import if_results, retyped, substitute

@@ -27,7 +27,7 @@ def test_corpus_is_large_and_uses_every_registered_op():
     used: set[str] = set()
     for text in PROGRAMS.values():
         for fn in pl.parse(text).functions:
-            from pypto_egg.egraph.encode import walk_calls
+            from pypto_egg.ir.walk import walk_calls
 
             used |= {call.op for _, call in walk_calls(fn.body)}
     missing = {op for op, d in ir.REGISTRY.items() if d.deduces} - used

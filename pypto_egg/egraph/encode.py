@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
@@ -20,16 +20,11 @@ from ..errors import InternalError
 from ..ir.expr import BinOp, Call, ConstFloat, ConstInt, DynDim, Expr, MakeTuple, Var, type_of
 from ..ir.stmt import (
     AssignStmt,
-    EvalStmt,
-    ForStmt,
     Function,
-    IfStmt,
-    ScopeStmt,
-    SeqStmts,
     Stmt,
-    WhileStmt,
 )
 from ..ir.types import MemorySpace, TensorType, TileType
+from ..ir.walk import walk_calls
 
 _DIM_OPS = {"add", "sub", "mul", "floordiv", "mod", "min", "max"}
 
@@ -60,44 +55,6 @@ def _pages_at_most(shape: tuple[Expr, ...]) -> int:
             return 0
         n *= d.value
     return n
-
-
-def walk_calls(body: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, Call]]:
-    """Every statement whose value is an op call, in program order, through nested blocks."""
-    for s in body:
-        if type(s) is AssignStmt:
-            value = s.value
-        elif type(s) is EvalStmt:
-            value = s.expr
-        else:
-            for inner in child_bodies(s):
-                yield from walk_calls(inner)
-            continue
-        if type(value) is Call and not value.is_function:
-            yield s, value
-
-
-def child_bodies(s: Stmt) -> tuple[tuple[Stmt, ...], ...]:
-    """The statement lists nested directly inside a statement."""
-    children = _CHILD_BODIES.get(type(s))
-    return children(s) if children is not None else ()
-
-
-_CHILD_BODIES: dict[type, Callable[[Any], tuple[tuple[Stmt, ...], ...]]] = {
-    SeqStmts: lambda s: (s.stmts,),
-    ScopeStmt: lambda s: (s.body,),
-    IfStmt: lambda s: (s.then_body,) if s.else_body is None else (s.then_body, s.else_body),
-    ForStmt: lambda s: (s.body,),
-    WhileStmt: lambda s: (s.body,),
-}  # by exact class: the IR's statement classes have no subclasses
-
-
-def blocks(body: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, ...]]:
-    """Every statement list of a body, outermost first."""
-    yield body
-    for s in body:
-        for inner in child_bodies(s):
-            yield from blocks(inner)
 
 
 def tuple_items(e: Expr) -> tuple[Expr, ...]:

@@ -27,7 +27,8 @@ from ..ir.stmt import (
     YieldStmt,
 )
 from ..ir.types import TensorType, TileType
-from .encode import BMM_OPS, BmmInfo, Encoding, blocks, walk_calls
+from ..ir.walk import blocks, walk_calls
+from .encode import BMM_OPS, BmmInfo, Encoding
 
 
 def _safe_peelable(call: Call) -> bool:

@@ -1,5 +1,14 @@
 """The numpy reference interpreter: runs a program's function on arrays."""
 
 from .interpreter import InterpError, output_differences, outputs_equal, random_inputs, run
+from .machine_ops import SINGLE_CORE, NotInterpretable
 
-__all__ = ["InterpError", "output_differences", "outputs_equal", "random_inputs", "run"]
+__all__ = [
+    "SINGLE_CORE",
+    "InterpError",
+    "NotInterpretable",
+    "output_differences",
+    "outputs_equal",
+    "random_inputs",
+    "run",
+]

@@ -47,6 +47,7 @@ from ..ir.stmt import (
     YieldStmt,
 )
 from ..ir.types import DataType, PadValue, ScalarType, TensorType, TileType
+from .machine_ops import SEMANTICS, NotInterpretable
 
 
 class InterpError(UserError):
@@ -164,6 +165,8 @@ class _Machine:
             return float(self.value(a[0])) if target.kind == "f" else int(self.value(a[0]))
         if op.startswith(("tile.row_expand", "tile.col_expand")):
             x, v = self.value(a[0]), self.value(a[1])
+            # the vector is the first column (row_expand) or row (col_expand) of its tile
+            v = v[..., :1] if op.startswith("tile.row_expand") else v[..., :1, :]
             with np.errstate(all="ignore"):
                 return np.array(_EXPAND[op.split("_expand", 1)[1]](x, v), dtype=x.dtype)
         if op == "tile.expands":
@@ -221,7 +224,9 @@ class _Machine:
         if op == "tensor.create":
             assert isinstance(ty, TensorType)
             return np.zeros(self.ints(ty.shape), dtype=np_dtype(ty.dtype))
-        raise InterpError(f"the interpreter has no semantics for op '{op}'")
+        if op in SEMANTICS:
+            return SEMANTICS[op](self, c)
+        raise NotInterpretable(op, "the interpreter has no semantics for it")
 
     def fillpad(self, c: Call) -> np.ndarray:
         """Every element outside the operand's valid region takes the pad value."""
@@ -414,10 +419,13 @@ class _Machine:
         return None
 
 
-def run(program: Program, function_name: str, inputs: dict[str, Any]) -> dict[str, Any]:
+def run(
+    program: Program, function_name: str, inputs: dict[str, Any], dyn: dict[str, int] | None = None
+) -> dict[str, Any]:
     """Run one function; returns {"return": [values...], <Out/InOut param name>: final array, ...}.
 
-    Tensor inputs are copied, so the caller's arrays are never written.
+    Tensor inputs are copied, so the caller's arrays are never written. `dyn` gives the dynamic dims that no
+    input shape binds (those only the body's types name).
     """
     fn = program.function(function_name)
     args: list[Any] = []
@@ -429,6 +437,7 @@ def run(program: Program, function_name: str, inputs: dict[str, Any]) -> dict[st
             v = np.array(v, dtype=np_dtype(p.var.type.dtype), copy=True)
         args.append(v)
     m = _Machine(program)
+    m.dyn = dict(dyn or {})
     rets = m.run_function(fn, args)
     out: dict[str, Any] = {"return": rets}
     for p, a in zip(fn.params, args):
@@ -439,28 +448,36 @@ def run(program: Program, function_name: str, inputs: dict[str, Any]) -> dict[st
 
 def random_inputs(fn: Function, seed: int = 0, dyn: dict[str, int] | None = None,
                   scalars: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
-    """Random arrays for every tensor/tile parameter (Out tensors start filled with a sentinel)."""
+    """Random arrays for every tensor/tile parameter (Out tensors start filled with a sentinel).
+
+    Scalar parameters come first (1 unless `scalars` gives one), so a shape that names a scalar parameter
+    takes its value; a parameter of another kind (a communication context, a pointer) is an opaque None."""
     rng = np.random.default_rng(seed)
-    dyn = dyn or {}
     scalars = scalars or {}
     m = _Machine(Program("_", (fn,)))
-    m.dyn = dict(dyn)
+    m.dyn = dict(dyn or {})
     out: dict[str, Any] = {}
+    for p in fn.params:
+        if isinstance(p.var.type, ScalarType):
+            out[p.var.name] = scalars.get(p.var.name, 1)
+            m.env[p.var.uid] = out[p.var.name]
     for p in fn.params:
         ty = p.var.type
         if isinstance(ty, TensorType | TileType):
             shape = m.ints(ty.shape)
             dt = np_dtype(ty.dtype)
             if p.direction is ParamDirection.Out:
-                out[p.var.name] = np.full(shape, -7, dtype=dt)
+                out[p.var.name] = np.full(shape, -7).astype(dt)
             elif dt.kind == "f":
                 out[p.var.name] = rng.uniform(-2, 2, size=shape).astype(dt)
             elif dt.kind == "b":
                 out[p.var.name] = rng.integers(0, 2, size=shape).astype(dt)
+            elif dt.kind == "u":
+                out[p.var.name] = rng.integers(0, 16, size=shape).astype(dt)
             else:
                 out[p.var.name] = rng.integers(-8, 8, size=shape).astype(dt)
-        elif isinstance(ty, ScalarType):
-            out[p.var.name] = scalars.get(p.var.name, 1)
+        elif p.var.name not in out:
+            out[p.var.name] = None
     return out
 
 

@@ -13,13 +13,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..backend import Backend, get_backend
-from ..egraph.encode import walk_calls
 from ..egraph.engine import FlattenEGraph, Limits, check_strategy, run_on_owner
 from ..egraph.report import RunReport
 from ..errors import PassError
 from ..extract.cost import CostModel
 from ..extract.narrow_carry import narrow_acc_carries
 from ..ir.stmt import Function, Program
+from ..ir.walk import walk_calls
 from .preconditions import check_preconditions
 from .properties import IRProperty
 from .trivial import nothing_to_flatten, retouch

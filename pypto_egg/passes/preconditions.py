@@ -7,12 +7,12 @@ pass before lowering.
 
 from __future__ import annotations
 
-from ..egraph.encode import walk_calls
 from ..ir.expr import Call, ConstInt, MakeTuple, static_int, tile_operand_types, type_of
 from ..ir.ops import REGISTRY, fmt_shape
 from ..ir.span import Span
 from ..ir.stmt import AssignStmt, Function
 from ..ir.types import TileType
+from ..ir.walk import walk_calls
 from . import diagnostics as diag
 
 _ND_UNSUPPORTED = ("tile.read", "tile.write", "tile.slice")

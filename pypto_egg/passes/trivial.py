@@ -7,10 +7,11 @@ sends the function through the full pipeline. `tests/test_skip_trivial.py` check
 
 from __future__ import annotations
 
-from ..egraph.encode import BMM_OPS, Encoding, blocks, walk_calls
+from ..egraph.encode import BMM_OPS, Encoding
 from ..ir.expr import type_of
 from ..ir.stmt import AssignStmt, ForStmt, Function, IfStmt, WhileStmt
 from ..ir.types import MemorySpace, TensorType, TileType, is_nd_tile
+from ..ir.walk import blocks, walk_calls
 
 # ops on a tile a rule may rewrite although every tile is 2-D
 _ACC_WINDOW_OPS = ("tile.slice", "tile.assemble")  # accumulator row windows (§O)

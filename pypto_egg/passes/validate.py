@@ -13,12 +13,13 @@ from typing import Any
 
 import numpy as np
 
+from .. import interp
 from ..errors import PassError, UserError
-from ..ir.expr import DynDim, Expr
-from ..ir.stmt import Function, Program
-from ..ir.types import TensorType, TileType
+from ..interp import SINGLE_CORE
+from ..interp.sizes import dynamic_sizes
+from ..ir.stmt import Program
 
-DEFAULT_DYNAMIC = 16  # the value every pl.dynamic dimension takes unless the caller gives one
+DEFAULT_DYNAMIC = 16  # a pl.dynamic dim's value unless the caller gives one or a static window needs more
 
 
 class ValidationError(PassError):
@@ -29,9 +30,15 @@ class ValidationError(PassError):
 class ValidationReport:
     checked: list[str] = field(default_factory=list)  # functions interpreted on both sides and equal
     skipped: dict[str, str] = field(default_factory=dict)  # function -> why the interpreter could not run it
+    sizes: dict[str, dict[str, int]] = field(
+        default_factory=dict
+    )  # function -> the dynamic dims' values taken
 
     def __str__(self) -> str:
         lines = [f"validated {len(self.checked)} function(s): {', '.join(self.checked) or '-'}"]
+        lines += [f"  interpreted on {SINGLE_CORE}"] if self.checked else []
+        for name, sizes in self.sizes.items():
+            lines.append(f"  {name}: dynamic dims " + ", ".join(f"{d}={n}" for d, n in sizes.items()))
         lines += [f"  not validated: {name}: {why}" for name, why in self.skipped.items()]
         return "\n".join(lines)
 
@@ -45,23 +52,23 @@ def validate_translation(
 ) -> ValidationReport:
     """Interpret each InCore function the pass changed, on `seeds` random inputs; raise ValidationError at
     the first differing output element. Functions the interpreter cannot run are listed as skipped."""
-    from .. import interp
-
     report = ValidationReport()
     changed = {id(f) for f in after.functions}
     for fn in before.functions:
         if not fn.type.is_incore or id(fn) in changed:
             continue  # the pass returned it unchanged
-        sizes = {**{d: DEFAULT_DYNAMIC for d in _dynamic_dims(fn)}, **(dyn or {})}
+        sizes = {**dynamic_sizes(fn, DEFAULT_DYNAMIC), **(dyn or {})}
+        if sizes:
+            report.sizes[fn.name] = sizes
         for seed in range(seeds):
             try:
                 inputs = interp.random_inputs(fn, seed, dyn=sizes, scalars=scalars)
-                want = interp.run(before, fn.name, inputs)
+                want = interp.run(before, fn.name, inputs, sizes)
             except (UserError, ValueError, KeyError, IndexError, TypeError) as e:
                 report.skipped[fn.name] = f"the interpreter cannot run the input: {e}"
                 break
             try:
-                got = interp.run(after, fn.name, inputs)
+                got = interp.run(after, fn.name, inputs, sizes)
             except (UserError, ValueError, KeyError, IndexError, TypeError) as e:
                 raise ValidationError(
                     f"translation validation: function '{fn.name}' runs before FlattenTileNdTo2D but not after "
@@ -107,22 +114,3 @@ def first_difference(
 def _scalar(v: Any) -> Any:
     item = v.item() if hasattr(v, "item") else v
     return round(item, 6) if isinstance(item, float) and math.isfinite(item) else item
-
-
-def _dynamic_dims(fn: Function) -> set[str]:
-    """The names of the pl.dynamic dims in the function's parameter types."""
-    out: set[str] = set()
-
-    def visit(e: Expr) -> None:
-        if isinstance(e, DynDim):
-            out.add(e.name)
-        for child in getattr(e, "lhs", None), getattr(e, "rhs", None):
-            if child is not None:
-                visit(child)
-
-    for p in fn.params:
-        t = p.var.type
-        if isinstance(t, TensorType | TileType):
-            for d in t.shape:
-                visit(d)
-    return out

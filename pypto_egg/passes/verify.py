@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..egraph.encode import walk_calls
 from ..errors import VerificationError
 from ..ir.expr import MakeTuple, tile_operand_types
 from ..ir.span import Span
 from ..ir.stmt import AssignStmt, Program
 from ..ir.types import TileType
+from ..ir.walk import walk_calls
 from .properties import IRProperty
 
 _EXEMPT = ("tile.load", "tile.store")

@@ -1,0 +1,47 @@
+"""Walks over statement bodies: every pass, checker and interpreter helper reads nested blocks the same way."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from .expr import Call
+from .stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt
+
+
+def walk_calls(body: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, Call]]:
+    """Every statement whose value is an op call, in program order, through nested blocks."""
+    for s in body:
+        if type(s) is AssignStmt:
+            value = s.value
+        elif type(s) is EvalStmt:
+            value = s.expr
+        else:
+            for inner in child_bodies(s):
+                yield from walk_calls(inner)
+            continue
+        if type(value) is Call and not value.is_function:
+            yield s, value
+
+
+def child_bodies(s: Stmt) -> tuple[tuple[Stmt, ...], ...]:
+    """The statement lists nested directly inside a statement."""
+    children = _CHILD_BODIES.get(type(s))
+    return children(s) if children is not None else ()
+
+
+_CHILD_BODIES: dict[type, Callable[[Any], tuple[tuple[Stmt, ...], ...]]] = {
+    SeqStmts: lambda s: (s.stmts,),
+    ScopeStmt: lambda s: (s.body,),
+    IfStmt: lambda s: (s.then_body,) if s.else_body is None else (s.then_body, s.else_body),
+    ForStmt: lambda s: (s.body,),
+    WhileStmt: lambda s: (s.body,),
+}  # by exact class: the IR's statement classes have no subclasses
+
+
+def blocks(body: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, ...]]:
+    """Every statement list of a body, outermost first."""
+    yield body
+    for s in body:
+        for inner in child_bodies(s):
+            yield from blocks(inner)
