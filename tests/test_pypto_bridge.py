@@ -22,7 +22,7 @@ from pypto_egg.pypto import loader, pipeline
 from pypto_egg.pypto.compare import DETERMINISTIC, compare_generated_code, generated_code
 
 from helpers import check_meaning
-from pypto_ref import requires_pypto, set_reference_backend
+from pypto_ref import requires_pypto, requires_sample, set_reference_backend
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -310,3 +310,16 @@ def test_interpreting_the_pypto_dialect_needs_no_pypto():
     assert program.dialect == "pypto"
     inputs = interp.random_inputs(program.function("add_incore"), 0)
     assert interp.run(program, "add_incore", inputs)
+
+
+@requires_pypto
+@requires_sample
+def test_the_pipeline_benchmark_times_both_passes_inside_pyptos_compile():
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_pipeline.py"), "--repeat", "1", "--limit", "4"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = {line.split()[0]: line.split() for line in proc.stdout.splitlines() if line.split()}
+    assert float(rows["reference"][2]) > 0 and float(rows["pypto-egg"][2]) > 0, proc.stdout
+    assert "pass share" in proc.stdout
