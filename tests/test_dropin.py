@@ -137,6 +137,21 @@ def test_an_op_without_deduction_on_an_nd_tile_is_refused_with_its_name_and_a_re
         passes.flatten_tile_nd_to_2d()(before)
 
 
+def test_an_op_without_deduction_and_without_a_tile_result_takes_the_flattened_tile():
+    """D-3's limit: pld.tile.remote_store yields no tile, so it reads the [1, 16, 32] tile flattened to
+    [16, 32], as the reference does (B-090)."""
+    text = (
+        SHARED / "realworld-sample" / "pre" / "ut.codegen.distributed.test_distributed_pto_codegen__P__167.py"
+    )
+    if not text.is_file():
+        pytest.skip("shared/realworld-sample is not beside the project")
+    src = text.read_text().replace("[16, 32], pl.FP16, pl.MemRef", "[1, 16, 32], pl.FP16, pl.MemRef")
+    src = src.replace("[0, 0], [16, 32], [16, 32]", "[0, 0, 0], [1, 16, 32], [1, 16, 32]")
+    after = passes.flatten_tile_nd_to_2d(backend="Ascend910B")(pl.parse(src)).as_python()
+    assert "tile__ssa_v0: pl.Tile[[16, 32], pl.FP16" in after
+    assert "pld.tile.remote_store(tile__ssa_v0, data__ssa_v0, peer__ssa_v0, [0, 0, 0])" in after
+
+
 def test_ops_without_deduction_pass_through_a_function_that_is_flattened():
     before = pl.parse(
         wrap(

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pypto_egg.language as pl
-from pypto_egg import ir
+from pypto_egg import interp, ir
 
 from corpus import wrap
 from helpers import flatten
@@ -155,3 +156,64 @@ def test_generated_accumulator_loops_whose_yields_narrow(m, kind, memory, v):
     else:
         pitch = static is not None and -(-static // 16) * 16 == m
         assert memory == "Vec" or kind == "body" or m <= 16 or pitch
+
+
+ND_SEED = """
+acc = pl.tile.create([1, 64, 256], dtype=pl.INT32, target_memory=pl.Mem.Acc)
+for k, (c,) in pl.range(4, init_values=(acc,)):
+    a = pl.load(x, [0, 0, k * 512], [1, 64, 512], [1, v, 512], target_memory=pl.Mem.Mat)
+    b = pl.load(w, [0, k * 512, 0], [1, 512, 256], target_memory=pl.Mem.Mat)
+    if k == 0:
+        d = pl.tile.batch_matmul(a, b)
+        e = pl.yield_(d)
+    else:
+        d2 = pl.tile.batch_matmul_acc(c, a, b)
+        e = pl.yield_(d2)
+    r = pl.yield_(e)
+out = pl.store(r, [0, 0, 0], out)
+return out"""
+ND_PARAMS = (
+    "x: pl.Tensor[[1, 64, 2048], pl.INT8], w: pl.Tensor[[1, 2048, 256], pl.INT8], v: pl.Scalar[pl.INDEX], "
+    "out: pl.Out[pl.Tensor[[1, 64, 256], pl.INT32]]"
+)
+
+
+def test_b200_b201_an_nd_seed_carried_through_batched_matmul_pages_is_reseeded(monkeypatch):
+    """§Q with an N-D seed: the pages of a left operand loaded with valid rows v keep them (a window is valid
+    where its source is), the 2-D matmuls give the narrowed compact Acc, and the carry is repaired."""
+    before = pl.parse(wrap(ND_SEED, ND_PARAMS, "pl.Tensor[[1, 64, 256], pl.INT32]"))
+    # rows >= v of the accumulator are what no mad wrote (the repair's reason): the seed's type claims them, the
+    # repaired carry does not, so the store writes v rows. The rows both programs define are compared.
+    monkeypatch.setenv("PYPTO_EGG_VALIDATE", "0")
+    after = flatten(before, meaning=False)
+    for v in (37, 64):
+        inputs = interp.random_inputs(before.function("main"), v, scalars={"v": v})
+        want, got = (interp.run(p, "main", inputs)["out"] for p in (before, after))
+        np.testing.assert_array_equal(got[:, :v], want[:, :v])
+    text = after.as_python()
+    narrowed = (
+        "pl.TileView(valid_shape=[pl.min(v, pl.const(64, pl.INDEX)), 256], compact=pl.CompactMode.normal)"
+    )
+    assert (
+        "lhs_slice_0: pl.Tile[[64, 512], pl.INT8, pl.Mem.Mat, pl.TileView(valid_shape=[pl.min(v, pl.const(64, "
+        "pl.INDEX)), 512])] = pl.tile.slice(a, [64, 512], [0, 0])"
+    ) in text
+    assert f"d: pl.Tile[[64, 256], pl.INT32, pl.Mem.Acc, {narrowed}] = pl.tile.matmul(" in text
+    assert "pl.tile.create([64, 256], dtype=pl.INT32, target_memory=pl.Mem.Acc, compact=True)" in text
+    assert (
+        f"acc_narrowed: pl.Tile[[64, 256], pl.INT32, pl.Mem.Acc, {narrowed}] = pl.tile.set_validshape("
+        in text
+    )
+    loop = carry_of(after)
+    assert loop.iter_args[0].init.name == "acc_narrowed"
+    assert f"r: pl.Tile[[64, 256], pl.INT32, pl.Mem.Acc, {narrowed}] = pl.yield_(e)" in text
+
+
+@pytest.mark.parametrize("rows", [16, 64])
+def test_b202_an_nd_seed_whose_pages_are_whole_is_left_alone(rows):
+    """Whole pages (the operand's valid rows are its box) narrow nothing, so the N-D seed is only flattened."""
+    text = ND_SEED.replace("[1, v, 512]", f"[1, {rows}, 512]").replace("64", str(rows))
+    params = ND_PARAMS.replace("64", str(rows))
+    after = flatten(pl.parse(wrap(text, params, f"pl.Tensor[[1, {rows}, 256], pl.INT32]")), scalars={"v": 7})
+    assert "acc_narrowed" not in after.as_python()
+    assert carry_of(after).iter_args[0].init.name == "acc"

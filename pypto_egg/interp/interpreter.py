@@ -269,6 +269,13 @@ class _Machine:
         region = data[tuple(slice(0, v) for v in valid)]
         if len(c.args) > 3:
             window = self.ints(c.args[3])
+            aligned = (1,) * (len(window) - len(valid)) + valid
+            if (
+                len(aligned) == len(window)
+                and int(np.prod(window)) != region.size
+                and all(v <= w for v, w in zip(aligned, window))
+            ):  # a tile narrower than its window writes its valid rows at the window's origin
+                window = aligned
         elif len(valid) < dst.ndim:
             window = (1,) * (dst.ndim - len(valid)) + valid  # the tile's dims land on the trailing axes
             if any(w > n for w, n in zip(window, dst.shape)):  # its rows span several axes: a row-major run

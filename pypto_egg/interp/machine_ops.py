@@ -4,7 +4,7 @@ generated tiles.
 
 The interpreter runs one function on one core, in program order. So a barrier, a fence or a pipe
 initialisation orders nothing and is a no-op; the function runs as block 0 of 1 (sub-block 0) on rank 0 of 1;
-a buffer handle is its address. `SINGLE_CORE` says so, and validation reports it. Ops whose result needs
+a buffer handle is an opaque 0. `SINGLE_CORE` says so, and validation reports it. Ops whose result needs
 another core (a cross-core pipe's pop, a remote rank's memory) or a target-defined encoding (packed predicate
 masks) are not interpretable: `NotInterpretable` names the op and why.
 """
@@ -64,10 +64,6 @@ def _constant(v: Any) -> Semantics:
 def _reserve_buffer(m: Evaluator, c: Call) -> int:
     base = c.kwarg("base", 0)
     return int(base) if isinstance(base, int) and base >= 0 else 0
-
-
-def _tile_alloc(m: Evaluator, c: Call) -> int:
-    return int(m.value(c.args[1]))  # the MemRef's address
 
 
 def _extract(m: Evaluator, c: Call) -> np.ndarray:
@@ -172,7 +168,7 @@ SEMANTICS: dict[str, Semantics] = {
     # synchronisation and pipe set-up: one core in program order
     **dict.fromkeys(_SYNC, _no_op),
     # handles and queries
-    "tile.alloc": _tile_alloc,
+    "tile.alloc": _constant(0),  # a buffer handle: the tiles placed in it are interpreted by value
     "system.reserve_buffer": _reserve_buffer,
     "system.import_peer_buffer": _constant(0),
     "pld.system.get_comm_ctx": _constant(None),

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..errors import TypeDeductionError
 from .expr import BinOp, Call, ConstInt, Expr, MakeTuple, exprs_equal, static_int, type_of
+from .extents import window_valid
 from .signatures import SIGNATURES
 from .span import Span
 from .types import (
@@ -480,7 +481,10 @@ def _slice(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
         raise TypeDeductionError(
             f"{op}: shape {fmt_shape(shape)} and offset {fmt_shape(offset)} must match the rank of {fmt_shape(t.shape)}"
         )
-    valid = tuple_elems(op, args[3], "valid_shape") if len(args) > 3 else None
+    requested = tuple_elems(op, args[3], "valid_shape") if len(args) > 3 else None
+    # a window is valid where its source is (B-090: the slice's own deduction)
+    window = window_valid(t.shape, t.valid_shape, offset, shape, requested)
+    valid = None if all(exprs_equal(v, n) for v, n in zip(window, shape)) else window
     if len(args) > 4:
         dropped = {normalize_axis(op, a, t.rank) for a in tuple_elems(op, args[4], "drop_dims")}
         keep = [i for i in range(len(shape)) if i not in dropped]

@@ -431,9 +431,10 @@ class _Printer:
     def for_stmt(self, s: ForStmt, d: int) -> None:
         n = self.n
         start, stop, step = (print_expr(x, n) for x in (s.start, s.stop, s.step))
-        if (
+        if (  # the default start is an INDEX 0; another type of 0 is spelled out
             isinstance(s.start, ConstInt)
             and s.start.value == 0
+            and s.start.dtype is DataType.INDEX
             and isinstance(s.step, ConstInt)
             and s.step.value == 1
         ):
@@ -464,6 +465,8 @@ class _Printer:
 def _scope_value(key: str, v: Any, n: Namer) -> str:
     if key == "level" and isinstance(v, str):
         return f"pl.Level.{v}"
+    if key == "role" and isinstance(v, str):
+        return f"pl.Role.{v}"
     return print_kwarg_value(key, v, n)
 
 

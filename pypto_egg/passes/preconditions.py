@@ -46,7 +46,9 @@ def check_preconditions(fn: Function) -> None:
         if not nd:
             continue
         op = call.op
-        if not REGISTRY[op].deduces:
+        # an op without a deduction is refused only where its result would be a flattened tile of unknown type;
+        # one that yields no tile (pld.tile.remote_store) takes its flattened operands as it is (B-090)
+        if not REGISTRY[op].deduces and isinstance(call.type, TileType):
             raise diag.no_deduction_on_nd(op, nd[0].shape, *_where(stmt, call))
         if not op.startswith("tile."):
             continue
