@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from pypto_egg import diagnostics as diag
 from pypto_egg.errors import InternalError, TypeDeductionError
 from pypto_egg.ir.equality import structural_equal
 from pypto_egg.ir.expr import (
@@ -65,7 +66,6 @@ from pypto_egg.ir.types import (
     retile,
 )
 from pypto_egg.ir.walk import blocks
-from pypto_egg.passes import diagnostics as diag
 
 from .term import Term
 

@@ -11,12 +11,12 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from pypto_egg.diagnostics import where
 from pypto_egg.errors import PassError
 from pypto_egg.ir.expr import Call, ConstBool, Expr, MakeTuple, Var, type_of
 from pypto_egg.ir.ops import make_call
 from pypto_egg.ir.stmt import AssignStmt, Function, Stmt
 from pypto_egg.ir.types import MemorySpace, TileType, retile
-from pypto_egg.passes.diagnostics import where
 
 from .lower import Ctx, Lowerer, PageCalls, as_int, carry, int_tuple, substitute, with_operands
 from .term import Term

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from pypto_egg import diagnostics as diag
 from pypto_egg.errors import TypeDeductionError
 from pypto_egg.ir.expr import Call, ConstInt, Expr, Var, exprs_equal, free_vars, static_int, type_of
 from pypto_egg.ir.ops import REGISTRY, make_call
@@ -32,7 +33,6 @@ from pypto_egg.ir.stmt import (
 )
 from pypto_egg.ir.types import MemorySpace, TileType, Type
 from pypto_egg.ir.walk import blocks
-from pypto_egg.passes import diagnostics as diag
 
 from .lower import if_results, retyped, substitute
 

@@ -206,7 +206,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps(explanation.as_dict(), indent=2) + "\n")
     else:
-        sys.stdout.write(format_explanation(explanation))
+        sys.stdout.write(format_explanation(explanation, terms=args.terms))
     return 0
 
 
@@ -293,6 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--function", help="only this function (default: every InCore one)")
     p.add_argument("--stmt", type=int, metavar="LINE", help="only the statement on this source line")
     p.add_argument("--json", action="store_true", help="the same as data")
+    p.add_argument(
+        "--terms", action="store_true", help="also the e-graph term of each plan, for rule authors"
+    )
     p.set_defaults(run=cmd_explain)
 
     p = sub.add_parser("viz", help="write the e-graph of one function as an HTML page (or dot / svg)")

@@ -438,7 +438,8 @@ def explain_program(
     return Explanation(program.name, run_on_owner(run))
 
 
-def format_explanation(e: Explanation) -> str:
+def format_explanation(e: Explanation, terms: bool = False) -> str:
+    """Each plan in words; `terms` adds the e-graph term under each (what a rule author matches on)."""
     lines: list[str] = [f"program {e.program}"]
     function = None
     for s in e.statements:
@@ -446,8 +447,10 @@ def format_explanation(e: Explanation) -> str:
             function = s.function
             lines += ["", f"function {function}"]
         lines += ["", f"  line {s.line if s.line is not None else '?'}: {s.source}"]
-        lines.append(f"    plan: {s.plan}")
-        lines.append(f"          {s.term}" + (f"  (cost {s.cost:g})" if s.cost != INF else ""))
+        cost = f"  (cost {s.cost:g})" if s.cost != INF else ""
+        lines.append(f"    plan: {s.plan}" + ("" if terms else cost))
+        if terms:
+            lines.append(f"          {s.term}{cost}")
         for r in s.rules:
             lines.append(f"    rule: {r}")
             if r.comment:
@@ -456,7 +459,8 @@ def format_explanation(e: Explanation) -> str:
             lines.append(f"    fact: {f}")
         for a in s.alternatives:
             by = f" by {', '.join(r.name for r in a.rules)}" if a.rules else ""
-            lines.append(f"    also held{by}: {a.term} (cost {a.cost:g}) -- lost: {a.lost_because}")
+            held = a.term if terms else a.plan
+            lines.append(f"    also held{by}: {held} (cost {a.cost:g}) -- lost: {a.lost_because}")
         if s.not_chosen_by:
             lines.append(f"    guards that did not hold: {', '.join(s.not_chosen_by)}")
     return "\n".join(lines) + "\n"

@@ -189,3 +189,12 @@ def test_explain_narrows_to_a_function_and_a_line():
     assert (
         "rule: bmm-fused-store (rules/bmm.egg:" in r.stdout and "B=2 pages of M=16 x N=64, K=32" in r.stdout
     )
+
+
+def test_explain_gives_words_and_the_terms_only_when_asked():
+    path = str(ROOT / "examples" / "seed_example.py")
+    words = cli("explain", path, "--backend", "Ascend910B")
+    terms = cli("explain", path, "--backend", "Ascend910B", "--terms")
+    assert words.returncode == terms.returncode == 0, words.stderr + terms.stderr
+    assert "(LoadFlat (DCons" not in words.stdout and "loaded into a 2-D [6, 4] tile" in words.stdout
+    assert "(LoadFlat (DCons (DC 6) (DCons (DC 4) (DNil)))" in terms.stdout

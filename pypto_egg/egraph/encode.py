@@ -9,24 +9,18 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
 from typing import Any
 
-from ..backend import Backend
 from ..errors import InternalError
-from ..ir.expr import BinOp, Call, ConstFloat, ConstInt, DynDim, Expr, MakeTuple, Var, type_of
+from ..ir.expr import ARITH_OPS, BinOp, Call, ConstFloat, ConstInt, DynDim, Expr, MakeTuple, Var, type_of
 from ..ir.stmt import (
     AssignStmt,
-    Function,
     Stmt,
 )
-from ..ir.types import MemorySpace, TensorType, TileType
-from ..ir.walk import walk_calls
-
-_DIM_OPS = {"add", "sub", "mul", "floordiv", "mod", "min", "max"}
+from ..ir.types import TensorType, TileType
 
 # relation name -> column count, as declared in rules/encode.egg
 RELATIONS: dict[str, int] = {
@@ -40,7 +34,6 @@ RELATIONS: dict[str, int] = {
 }  # fmt: skip
 BMM_OPS = ("tile.batch_matmul", "tile.batch_matmul_acc")
 _ROW_FORMATS = {n: "\t".join(["%s"] * n) + "\n" for n in set(RELATIONS.values())}  # arity -> one row
-_INT64_MAX = 2**63 - 1
 
 
 def _pages_at_most(shape: tuple[Expr, ...]) -> int:
@@ -104,7 +97,7 @@ class Encoding:
         if isinstance(e, ConstInt):
             i = self._new_dim(key)
             self.rows["DConstRow"].append((i, e.value))
-        elif isinstance(e, BinOp) and e.op in _DIM_OPS:
+        elif isinstance(e, BinOp) and e.op in ARITH_OPS:
             lhs, rhs = self.dim(e.lhs), self.dim(e.rhs)
             i = self._new_dim(key)
             self.rows["DBinRow"].append((i, e.op, lhs, rhs))
@@ -127,7 +120,7 @@ class Encoding:
             return ("v", e.uid)
         if isinstance(e, DynDim):
             return ("d", e.name)
-        if isinstance(e, BinOp) and e.op in _DIM_OPS:
+        if isinstance(e, BinOp) and e.op in ARITH_OPS:
             return ("b", e.op, self._dim_key(e.lhs), self._dim_key(e.rhs))
         return ("x", id(e))
 
@@ -308,44 +301,3 @@ def write_file(path: str, text: str) -> None:
             data = data[os.write(fd, data) :]
     finally:
         os.close(fd)
-
-
-def encode_functions(
-    fns: Sequence[Function], backend: Backend | None, strategy: str = "reference"
-) -> Encoding:
-    """Requests for every assigned tile op (an evaluated call is only substituted and re-deduced, B-026), for
-    several functions in one encoding, so one saturation serves them all. Statement ids,
-    variables and dimension terms are unique across the functions, and no rule relates two statements of
-    different functions except through the backend's budgets, which they share."""
-    from .encode_matmul import accumulator_facts, batch_matmuls, operand_prescan
-
-    enc = Encoding()
-    for fn in fns:
-        start = len(enc.statements)
-        for s, call in walk_calls(fn.body):
-            if isinstance(s, AssignStmt):
-                enc.statement(s, call)
-        sids = range(start, len(enc.statements))
-        ops = {enc.statements[i][1].op for i in sids}
-        # facts no rule could read are not written: the operand pre-scan serves batched matmuls only, and an
-        # accumulator chain is seeded by a batch_matmul_acc or by a window a matmul_acc accumulates into
-        if ops & set(BMM_OPS):
-            batch_matmuls(enc, fn)
-            operand_prescan(enc, fn)
-        if ops & {"tile.batch_matmul_acc", "tile.matmul_acc"}:
-            accumulator_facts(enc, fn, sids)
-        enc.function_sids[fn.name] = sids
-    enc.rows["PageIndexRow"] = [(i,) for i in range(enc.page_bound)]
-    for st, sid in ((st, sid) for sid, (st, _) in enumerate(enc.statements)):
-        if isinstance(st, AssignStmt):
-            enc.rows["StmtVarRow"].append((sid, st.var.uid))
-    # the strategy and the budgets in one row (one fact file the fewer per program): Mat, Acc and Vec bytes
-    capacity = backend.capacity if backend is not None else {}
-    mat, acc, vec = (capacity.get(m) for m in (MemorySpace.Mat, MemorySpace.Acc, MemorySpace.Vec))
-    enc.rows["ConfigRow"] = [
-        (strategy, mat if mat is not None else _INT64_MAX, acc or _INT64_MAX, vec or _INT64_MAX)
-    ]
-    if backend is not None:
-        for space, nbytes in backend.capacity.items():
-            enc.rows["CapacityRow"].append((space.value, nbytes))
-    return enc

@@ -24,7 +24,8 @@ from ..errors import RuleError, ScheduleLimitError, UserError
 from ..extract import ClassId, EGraphView, Extraction, Term, extract_roots
 from ..extract.cost import CostModel, DefaultCostModel
 from ..ir.stmt import Program
-from .encode import Encoding, encode_functions, write_file
+from .encode import Encoding, write_file
+from .encoder import encode_functions
 from .relevance import Relevance, all_rules, relevant_rules
 from .report import RunReport
 from .rules import (

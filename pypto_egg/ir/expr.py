@@ -81,6 +81,7 @@ class ConstBool:
 
 
 ARITH_OPS = ("add", "sub", "mul", "floordiv", "mod", "min", "max")
+INT64_MAX = 2**63 - 1  # the largest value of an INDEX / INT64 scalar
 CMP_OPS = ("eq", "ne", "lt", "le", "gt", "ge")
 LOGIC_OPS = ("and", "or")
 

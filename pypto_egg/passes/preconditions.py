@@ -7,17 +7,16 @@ pass before lowering.
 
 from __future__ import annotations
 
-from ..ir.expr import Call, ConstInt, MakeTuple, static_int, tile_operand_types, type_of
+from .. import diagnostics as diag
+from ..ir.expr import INT64_MAX, Call, ConstInt, MakeTuple, static_int, tile_operand_types, type_of
 from ..ir.ops import REGISTRY, fmt_shape
 from ..ir.span import Span
 from ..ir.stmt import AssignStmt, Function
 from ..ir.types import TileType
 from ..ir.walk import walk_calls
-from . import diagnostics as diag
 
 _ND_UNSUPPORTED = ("tile.read", "tile.write", "tile.slice")
 _ROW_REDUCE = ("tile.row_sum", "tile.row_max", "tile.row_min")
-_INT64_MAX = 2**63 - 1
 
 
 def check_merged_rows(op: str, t: TileType, var: str | None, span: Span | None) -> None:
@@ -25,7 +24,7 @@ def check_merged_rows(op: str, t: TileType, var: str | None, span: Span | None) 
     merged = 1
     for d in t.shape[:-1]:
         dim = static_int(d) or 1
-        if merged * dim > _INT64_MAX:
+        if merged * dim > INT64_MAX:
             raise diag.merged_dim_overflow(f"{op} tile {fmt_shape(t.shape)}", merged, dim, var, span)
         merged *= dim
 
@@ -92,7 +91,7 @@ def _check_dims(op: str, t: TileType, stmt: object, call: Call) -> None:
         rows *= d.value
     else:
         last = t.shape[-1]
-        if type(last) is ConstInt and last.value > 0 and rows <= _INT64_MAX:
+        if type(last) is ConstInt and last.value > 0 and rows <= INT64_MAX:
             return
     for i, d in enumerate(t.shape):
         value = static_int(d)

@@ -7,6 +7,8 @@ sends the function through the full pipeline. `tests/test_skip_trivial.py` check
 
 from __future__ import annotations
 
+from pypto_egg.extract.lower import Lowerer
+
 from ..egraph.encode import BMM_OPS, Encoding
 from ..ir.expr import type_of
 from ..ir.stmt import AssignStmt, ForStmt, Function, IfStmt, WhileStmt
@@ -51,8 +53,6 @@ def nothing_to_flatten(fn: Function) -> bool:
 def retouch(fn: Function) -> Function:
     """What the lowering does to a function whose every plan is `Keep`: statements the reference re-creates
     lose their attrs (B-040, B-090). The same object when nothing changes."""
-    from pypto_egg.extract.lower import Lowerer
-
     lowerer = Lowerer(fn, Encoding(), {})
     out = lowerer.run()
     return out if lowerer.rewrote else fn

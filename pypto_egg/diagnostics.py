@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..errors import InternalError, PassError
-from ..ir.expr import Expr
-from ..ir.ops import fmt_shape
-from ..ir.span import Span
-from ..ir.types import TileType
+from .errors import InternalError, PassError
+from .ir.expr import Expr
+from .ir.ops import fmt_shape
+from .ir.span import Span
+from .ir.types import TileType
 
 PASS = "FlattenTileNdTo2D"
 DYNAMIC_REMEDY = (

@@ -1,0 +1,53 @@
+"""The encoder's entry: the facts of several functions in one encoding, the batched-matmul and accumulator
+facts (encode_matmul.py) beside the per-statement ones (encode.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..backend import Backend
+from ..ir.expr import INT64_MAX
+from ..ir.stmt import AssignStmt, Function
+from ..ir.types import MemorySpace
+from ..ir.walk import walk_calls
+from .encode import BMM_OPS, Encoding
+from .encode_matmul import accumulator_facts, batch_matmuls, operand_prescan
+
+
+def encode_functions(
+    fns: Sequence[Function], backend: Backend | None, strategy: str = "reference"
+) -> Encoding:
+    """Requests for every assigned tile op (an evaluated call is only substituted and re-deduced, B-026), for
+    several functions in one encoding, so one saturation serves them all. Statement ids,
+    variables and dimension terms are unique across the functions, and no rule relates two statements of
+    different functions except through the backend's budgets, which they share."""
+    enc = Encoding()
+    for fn in fns:
+        start = len(enc.statements)
+        for s, call in walk_calls(fn.body):
+            if isinstance(s, AssignStmt):
+                enc.statement(s, call)
+        sids = range(start, len(enc.statements))
+        ops = {enc.statements[i][1].op for i in sids}
+        # facts no rule could read are not written: the operand pre-scan serves batched matmuls only, and an
+        # accumulator chain is seeded by a batch_matmul_acc or by a window a matmul_acc accumulates into
+        if ops & set(BMM_OPS):
+            batch_matmuls(enc, fn)
+            operand_prescan(enc, fn)
+        if ops & {"tile.batch_matmul_acc", "tile.matmul_acc"}:
+            accumulator_facts(enc, fn, sids)
+        enc.function_sids[fn.name] = sids
+    enc.rows["PageIndexRow"] = [(i,) for i in range(enc.page_bound)]
+    for st, sid in ((st, sid) for sid, (st, _) in enumerate(enc.statements)):
+        if isinstance(st, AssignStmt):
+            enc.rows["StmtVarRow"].append((sid, st.var.uid))
+    # the strategy and the budgets in one row (one fact file the fewer per program): Mat, Acc and Vec bytes
+    capacity = backend.capacity if backend is not None else {}
+    mat, acc, vec = (capacity.get(m) for m in (MemorySpace.Mat, MemorySpace.Acc, MemorySpace.Vec))
+    enc.rows["ConfigRow"] = [
+        (strategy, mat if mat is not None else INT64_MAX, acc or INT64_MAX, vec or INT64_MAX)
+    ]
+    if backend is not None:
+        for space, nbytes in backend.capacity.items():
+            enc.rows["CapacityRow"].append((space.value, nbytes))
+    return enc
