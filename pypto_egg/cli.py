@@ -18,15 +18,21 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
+from .egraph import FlattenEGraph
+from .egraph.viz import to_svg
 from .errors import InternalError, PyptoEggError, UserError
+from .explain import explain_program, format_explanation
 from .ir.printer import python_print
 from .ir.stmt import Program
+from .language.parser import parse_all
+from .passes import flatten_tile_nd_to_2d
+from .pypto import compile as compile_with_egg
+from .pypto import load_pypto
+from .pypto.files import pick, programs_of_file
 
 
 def read_programs(path: str | Path) -> list[Program]:
     """Every `@pl.program` class of a DSL file, in order, read without running the file."""
-    from .language.parser import parse_all
-
     p = Path(path)
     if not p.is_file():
         raise UserError(f"{path}: no such file")
@@ -87,8 +93,6 @@ class FileResult:
 
 def flatten_file(path: str, options: FlattenOptions) -> FileResult:
     """Flatten every program of one file (or the one `options.program` names); never raises."""
-    from .passes import flatten_tile_nd_to_2d
-
     try:
         programs = read_programs(path)
         if options.program is not None:
@@ -194,8 +198,6 @@ def cmd_flatten(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from .explain import explain_program, format_explanation
-
     program = pick_program(args.file, args.program)
     names = [pick_function(program, args.function)] if args.function else None
     explanation = explain_program(
@@ -211,9 +213,6 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def cmd_viz(args: argparse.Namespace) -> int:
-    from .egraph import FlattenEGraph
-    from .egraph.viz import to_svg
-
     program = pick_program(args.file, args.program)
     fn = pick_function(program, args.function)
     eg = FlattenEGraph(
@@ -233,10 +232,6 @@ def cmd_viz(args: argparse.Namespace) -> int:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    from .pypto import compile as compile_with_egg
-    from .pypto import load_pypto
-    from .pypto.files import pick, programs_of_file
-
     pto = load_pypto()
     program = pick(programs_of_file(pto, args.file), args.program, args.file)
     options = {"strategy": args.strategy, "extra_rules": tuple(args.rules or ())}

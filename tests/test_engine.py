@@ -87,7 +87,7 @@ def test_explain_lists_a_plan_per_statement(capsys):
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "prog.py"
         path.write_text(SRC)
-        assert main(["explain", str(path)]) == 0
+        assert main(["explain", str(path), "--terms"]) == 0
     out = capsys.readouterr().out
     assert "(LoadFlat" in out and "(StorePartition" in out and "rule: load-non-mat-keeps-window" in out
 

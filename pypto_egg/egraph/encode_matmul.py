@@ -13,6 +13,7 @@ from typing import Any
 
 from ..errors import InternalError
 from ..ir.expr import BinOp, Call, Expr, MakeTuple, Var, static_int, type_of
+from ..ir.ops import _matmul_dtype
 from ..ir.stmt import (
     AssignStmt,
     EvalStmt,
@@ -68,8 +69,6 @@ def _view_kind(call: Call) -> int:
 
 
 def _matmul_dtype_differs(lhs: TileType, rhs: TileType, result: object) -> bool:
-    from ..ir.ops import _matmul_dtype
-
     return isinstance(result, TileType) and _matmul_dtype("tile.matmul", lhs, rhs) != result.dtype
 
 

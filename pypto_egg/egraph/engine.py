@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import egglog.bindings as eb
 
@@ -206,10 +206,10 @@ def _facts_root() -> str | None:
     return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
 
 
-class FlattenEGraph:
+class EGraphRun:
     """Encode one function of `program` (or several, into one e-graph), load the rules, and run them.
 
-    >>> eg = FlattenEGraph(program, "main_incore_0", backend="Ascend910B")
+    >>> eg = EGraphRun(program, "main_incore_0", backend="Ascend910B")
     >>> report = eg.saturate()
     >>> eg.write_html("egraph.html")
     """
@@ -301,7 +301,7 @@ class FlattenEGraph:
             self._shared = None
             self.egraph = None  # type: ignore[assignment]  # the owner thread keeps it; no other may drop it
 
-    def __enter__(self) -> FlattenEGraph:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -455,23 +455,6 @@ class FlattenEGraph:
                 for row in self.view().relations.get(relation, [])
             ]
         return self._facts[relation]
-
-    # ------------------------------------------------------------ visualisation
-
-    def serialized_json(self, max_nodes: int | None = 900) -> str:
-        from .viz import serialized_json
-
-        return serialized_json(self, max_nodes)
-
-    def write_html(self, path: str | Path, max_nodes: int | None = 900) -> Path:
-        from .viz import write_html
-
-        return write_html(self, Path(path), max_nodes)
-
-    def to_dot(self) -> str:
-        from .viz import to_dot
-
-        return to_dot(self)
 
 
 _CHUNK = 12  # iterations per egglog call, the limits checked between calls: every stage of the shipped rules

@@ -15,15 +15,14 @@ from collections import deque
 from dataclasses import asdict
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import egglog.bindings as eb
 
 from ..errors import UserError
 from ..extract.term import Prim, Term
-
-if TYPE_CHECKING:
-    from .engine import FlattenEGraph
+from .decisions import explain_function
+from .engine import EGraphRun
 
 
 def _term_expr(t: Term | Prim, span: Any) -> Any:
@@ -38,7 +37,7 @@ def _term_expr(t: Term | Prim, span: Any) -> Any:
     return eb.Lit(span, eb.String(str(t)))
 
 
-def _root_exprs(eg: FlattenEGraph) -> list[Any]:
+def _root_exprs(eg: EGraphRun) -> list[Any]:
     """The plan chosen for each statement: the e-classes the page starts from."""
     span = eb.PanicSpan()
     return [_term_expr(t, span) for t in eg.plans().values() if t is not None]
@@ -83,7 +82,7 @@ def prune(data: dict[str, Any], max_nodes: int | None) -> tuple[dict[str, Any], 
     return out, truncated
 
 
-def serialized_json(eg: FlattenEGraph, max_nodes: int | None = 900) -> str:
+def serialized_json(eg: EGraphRun, max_nodes: int | None = 900) -> str:
     eg.saturate()
     ser = eg.egraph.serialize(_root_exprs(eg))
     data = json.loads(ser.to_json())
@@ -91,12 +90,12 @@ def serialized_json(eg: FlattenEGraph, max_nodes: int | None = 900) -> str:
     return json.dumps(pruned)
 
 
-def to_dot(eg: FlattenEGraph) -> str:
+def to_dot(eg: EGraphRun) -> str:
     eg.saturate()
     return eg.egraph.serialize(_root_exprs(eg)).to_dot()
 
 
-def to_svg(eg: FlattenEGraph) -> str:
+def to_svg(eg: EGraphRun) -> str:
     dot = shutil.which("dot")
     if dot is None:
         raise UserError(
@@ -200,13 +199,9 @@ if (stmts.length) show(0); else whole();
 """
 
 
-def write_html(
-    eg: FlattenEGraph, path: Path, max_nodes: int | None = 900, per_statement_cap: int = 300
-) -> Path:
+def write_html(eg: EGraphRun, path: Path, max_nodes: int | None = 900, per_statement_cap: int = 300) -> Path:
     """The decision view: the function's statements, each with its plan, rules and facts, and its own part of
     the e-graph; the whole graph (capped at `max_nodes` e-nodes) behind a toggle."""
-    from ..explain import _explain_function
-
     eg.saturate()
     plans = eg.plans()
     name = eg.function.name
@@ -220,7 +215,7 @@ def write_html(
     # every statement's part is cut out of the graph the roots reach, so it is never capped by the whole view
     reach, _ = prune(data, None)
     statements = []
-    for e in _explain_function(eg, name):
+    for e in explain_function(eg, name):
         d = asdict(e)
         d["root"] = root_of.get(e.statement)
         statements.append(d)

@@ -5,13 +5,15 @@ The registry is the only global of the package; it is built once at import.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..errors import TypeDeductionError
 from .expr import BinOp, Call, ConstInt, Expr, MakeTuple, exprs_equal, static_int, type_of
 from .extents import window_valid
+from .printer import print_expr, print_type
+from .registry import REGISTRY, Kwargs, OpDef, OutputMemory, register
 from .signatures import SIGNATURES
 from .span import Span
 from .types import (
@@ -34,54 +36,6 @@ from .types import (
     make_tile_type,
     retile,
 )
-
-Kwargs = dict[str, Any]
-Deduce = Callable[[str, Sequence[Expr], Kwargs], Type]
-# where an op's result lives when its deduction leaves it unplaced (from the op, a keyword or an operand)
-OutputMemory = Callable[[Sequence[Expr], Kwargs], "MemorySpace | None"]
-
-
-@dataclass(frozen=True)
-class OpDef:
-    """An op's schema. `deduce=None` marks an op whose result type is its annotation: the pass never
-    rewrites such an op, and refuses it on an N-D tile (it could not re-derive the flattened type)."""
-
-    name: str
-    params: tuple[str, ...]  # positional operands, in order
-    required: int  # how many of them must be given
-    kwargs: frozenset[str]  # accepted keyword attributes
-    deduce: Deduce | None
-    kwarg_params: frozenset[str] = field(default_factory=frozenset)  # operands printed as keywords
-    variadic: bool = False  # takes any number of trailing operands
-    any_keyword: bool = False  # takes keywords beyond its named parameters
-    memory: OutputMemory | None = None
-
-    @property
-    def deduces(self) -> bool:
-        return self.deduce is not None
-
-
-REGISTRY: dict[str, OpDef] = {}
-
-
-def _register(
-    name: str,
-    params: Sequence[str],
-    deduce: Deduce,
-    required: int | None = None,
-    kwargs: Sequence[str] = (),
-    kwarg_params: Sequence[str] = (),
-    memory: OutputMemory | None = None,
-) -> None:
-    REGISTRY[name] = OpDef(
-        name,
-        tuple(params),
-        len(params) if required is None else required,
-        frozenset(kwargs),
-        deduce,
-        frozenset(kwarg_params),
-        memory=memory,
-    )
 
 
 def _in(space: MemorySpace) -> OutputMemory:
@@ -151,8 +105,6 @@ def make_call(
 
 
 def fmt_shape(shape: Sequence[Expr]) -> str:
-    from .printer import print_expr
-
     return "[" + ", ".join(print_expr(d) for d in shape) + "]"
 
 
@@ -171,8 +123,6 @@ def _tensor(op: str, args: Sequence[Expr], i: int, what: str) -> TensorType:
 
 
 def _type_name(t: Type) -> str:
-    from .printer import print_type
-
     return print_type(t)
 
 
@@ -692,7 +642,7 @@ ROW_REDUCE_OPS = ("tile.row_sum", "tile.row_max", "tile.row_min", "tile.row_prod
 SCALAR_FORM = dict(zip(BINARY_OPS, SCALAR_OPS))
 _HIGH_PRECISION = ("tile.div", "tile.recip", "tile.log", "tile.rsqrt")
 
-_register(
+register(
     "tile.load",
     ("tensor", "offsets", "shapes", "valid_shape"),
     _load,
@@ -700,55 +650,55 @@ _register(
     ("target_memory", "transpose", "clamp"),
     memory=_from_keyword(),
 )
-_register("tile.store", ("tile", "offsets", "output_tensor", "shapes"), _store, 3, ("atomic",))
-_register(
+register("tile.store", ("tile", "offsets", "output_tensor", "shapes"), _store, 3, ("atomic",))
+register(
     "tile.create", ("shape",), _create, 1, ("dtype", "target_memory", "transpose", "flat_layout", "compact"),
     memory=_from_keyword(),
 )  # fmt: skip
-_register("tile.full", ("shape", "value"), _full, 2, ("dtype",), kwarg_params=("value",), memory=VEC)
+register("tile.full", ("shape", "value"), _full, 2, ("dtype",), kwarg_params=("value",), memory=VEC)
 for _name in BINARY_OPS:
     hp = ("high_precision",) if _name in _HIGH_PRECISION else ()
-    _register(_name, ("lhs", "rhs"), _binary, kwargs=hp, memory=VEC)
+    register(_name, ("lhs", "rhs"), _binary, kwargs=hp, memory=VEC)
 for _name in MORE_BINARY_OPS:
-    _register(_name, ("lhs", "rhs"), _binary, memory=VEC)
+    register(_name, ("lhs", "rhs"), _binary, memory=VEC)
 for _name in ("tile.rem", "tile.xor", "tile.prelu"):
-    _register(_name, ("lhs", "rhs", "tmp"), _binary, 2, memory=VEC)
+    register(_name, ("lhs", "rhs", "tmp"), _binary, 2, memory=VEC)
 for _name in ("tile.shl", "tile.shr"):
-    _register(_name, ("lhs", "rhs"), _shift, memory=VEC)
+    register(_name, ("lhs", "rhs"), _shift, memory=VEC)
 for _name in SCALAR_OPS + MORE_SCALAR_OPS:
-    _register(_name, ("tile", "scalar"), _scalar, memory=VEC)
+    register(_name, ("tile", "scalar"), _scalar, memory=VEC)
 for _name in ("tile.rems", "tile.xors"):
-    _register(_name, ("tile", "scalar", "tmp"), _scalar, 2, memory=VEC)
+    register(_name, ("tile", "scalar", "tmp"), _scalar, 2, memory=VEC)
 for _name in UNARY_OPS:
     extra = ("tmp",) if _name == "tile.rsqrt" else ()
     hp = ("high_precision",) if _name in _HIGH_PRECISION else ()
-    _register(_name, ("tile", *extra), _unary, 1, hp, memory=VEC)
+    register(_name, ("tile", *extra), _unary, 1, hp, memory=VEC)
 for _name in EXPAND_OPS:
-    _register(_name, ("tile", "operand", "tmp"), _expand, 2, memory=VEC)
+    register(_name, ("tile", "operand", "tmp"), _expand, 2, memory=VEC)
 for _name in ROW_REDUCE_OPS:
-    _register(_name, ("tile", "tmp_tile"), _row_reduce, 1, kwargs=("keepdim",), memory=VEC)
+    register(_name, ("tile", "tmp_tile"), _row_reduce, 1, kwargs=("keepdim",), memory=VEC)
 for _name in ("tile.fillpad", "tile.fillpad_inplace"):
-    _register(_name, ("tile",), _fillpad, kwargs=("pad_value",), memory=VEC)
-_register("tile.cast", ("tile",), _cast, kwargs=("target_type", "mode"), memory=VEC)
-_register("cast", ("value",), _scalar_cast, kwargs=("target_type", "mode"))
-_register("tile.move", ("tile",), _move, kwargs=("target_memory", "blayout", "slayout"))
-_register("tile.reshape", ("tile", "shape"), _reshape, memory=_from_operand)
-_register("tile.reinterpret_view", ("tile", "shape"), _reinterpret, 1, ("dtype",), kwarg_params=("shape",),
+    register(_name, ("tile",), _fillpad, kwargs=("pad_value",), memory=VEC)
+register("tile.cast", ("tile",), _cast, kwargs=("target_type", "mode"), memory=VEC)
+register("cast", ("value",), _scalar_cast, kwargs=("target_type", "mode"))
+register("tile.move", ("tile",), _move, kwargs=("target_memory", "blayout", "slayout"))
+register("tile.reshape", ("tile", "shape"), _reshape, memory=_from_operand)
+register("tile.reinterpret_view", ("tile", "shape"), _reinterpret, 1, ("dtype",), kwarg_params=("shape",),
           memory=_from_operand)  # fmt: skip
-_register("tile.transpose", ("tile", "axis1", "axis2", "scratch"), _transpose, 3, memory=_from_operand)
-_register("tile.transpose_view", ("tile",), _transpose_view, memory=_from_operand)
-_register("tile.slice", ("tile", "shape", "offset", "valid_shape", "drop_dims"), _slice, 3, ("pad_value",),
+register("tile.transpose", ("tile", "axis1", "axis2", "scratch"), _transpose, 3, memory=_from_operand)
+register("tile.transpose_view", ("tile",), _transpose_view, memory=_from_operand)
+register("tile.slice", ("tile", "shape", "offset", "valid_shape", "drop_dims"), _slice, 3, ("pad_value",),
           memory=_from_operand)  # fmt: skip
-_register("tile.assemble", ("target", "source", "offset"), _assemble, memory=_from_operand)
-_register("tile.read", ("tile", "indices"), _read)
-_register("tile.write", ("tile", "indices", "value"), _write, memory=VEC)
-_register("tile.matmul", ("lhs", "rhs"), _matmul, memory=ACC)
-_register("tile.matmul_acc", ("acc", "lhs", "rhs", "init_cond"), _matmul_acc, 3, memory=ACC)
-_register("tile.batch_matmul", ("lhs", "rhs"), _batch_matmul, memory=ACC)
-_register("tile.batch_matmul_acc", ("acc", "lhs", "rhs", "init_cond"), _batch_matmul_acc, 3, memory=ACC)
-_register("tile.set_validshape", ("tile", "valid_rows", "valid_cols"), _set_validshape, memory=_from_operand)
-_register("tensor.view", ("tensor", "shape", "valid_shape"), _tensor_view, 1, ("layout",))
-_register("tensor.create", ("shape",), _tensor_create, kwargs=("dtype", "layout", "manual_dep", "init_value"))
+register("tile.assemble", ("target", "source", "offset"), _assemble, memory=_from_operand)
+register("tile.read", ("tile", "indices"), _read)
+register("tile.write", ("tile", "indices", "value"), _write, memory=VEC)
+register("tile.matmul", ("lhs", "rhs"), _matmul, memory=ACC)
+register("tile.matmul_acc", ("acc", "lhs", "rhs", "init_cond"), _matmul_acc, 3, memory=ACC)
+register("tile.batch_matmul", ("lhs", "rhs"), _batch_matmul, memory=ACC)
+register("tile.batch_matmul_acc", ("acc", "lhs", "rhs", "init_cond"), _batch_matmul_acc, 3, memory=ACC)
+register("tile.set_validshape", ("tile", "valid_rows", "valid_cols"), _set_validshape, memory=_from_operand)
+register("tensor.view", ("tensor", "shape", "valid_shape"), _tensor_view, 1, ("layout",))
+register("tensor.create", ("shape",), _tensor_create, kwargs=("dtype", "layout", "manual_dep", "init_value"))
 
 
 def _register_annotated() -> None:

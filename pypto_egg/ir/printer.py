@@ -20,7 +20,7 @@ from .expr import (
     UnaryOp,
     Var,
 )
-from .ops import REGISTRY
+from .registry import REGISTRY
 from .span import Span
 from .stmt import (
     DIALECTS,

@@ -16,7 +16,7 @@ from pypto_egg.extract.lower import failure
 from pypto_egg.extract.lower_matmul import MatmulLowerer
 
 from ..backend import Backend, get_backend
-from ..egraph.engine import FlattenEGraph, Limits, check_strategy, run_on_owner
+from ..egraph.engine import EGraphRun, Limits, check_strategy, run_on_owner
 from ..egraph.report import RunReport
 from ..errors import PassError
 from ..extract.cost import CostModel
@@ -111,7 +111,7 @@ class FlattenTileNdTo2D:
     def rewrite(self, program: Program, fns: list[Function]) -> list[Function]:
         """Encode, saturate and extract the functions together in one e-graph, then lower each in order
         (on the e-graph owner thread)."""
-        with FlattenEGraph(
+        with EGraphRun(
             program, [fn.name for fn in fns], self.backend, self.extra_rules, self.limits, reuse_rules=True,
             strategy=self.strategy, prune_rules=self.prune_rules, cost_model=self.cost_model,
         ) as eg:  # fmt: skip

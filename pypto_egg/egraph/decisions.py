@@ -1,0 +1,444 @@
+"""Why each tile statement was lowered the way it was: the plan in words, the rule that chose it (name,
+file:line, the behaviours it implements), the facts its guard read with their numbers, and the other plans
+the e-graph held for the statement with the reason each lost.
+
+The rules decide; this module only reads a saturated e-graph back and says what it holds
+(`pypto_egg.explain` runs the e-graph for a program; the visualizer shows the same reading).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..extract import ClassId, Term
+from ..extract.cost import INF
+from ..ir.printer import print_expr
+from ..ir.stmt import AssignStmt
+from .engine import EGraphRun
+from .rules import RuleFile
+
+_KINDS = {
+    "LoadRow": "LoadReq", "StoreRow": "StoreReq", "AllocRow": "AllocReq", "AssembleRow": "AssembleReq",
+    "ReshapeRow": "ReshapeReq", "TransposeRow": "TransposeReq", "GenericRow": "GenericReq", "BmmRow": "BmmReq",
+}  # fmt: skip
+_BMM_MODES = {
+    "fast": "one page: a single tile.matmul bound to the result (B-134)",
+    "fused": "one tile.matmul per page, each stored straight to the consuming store's window (B-136)",
+    "general": "one tile.matmul per page, gathered into a [B*M, N] Vec tile with tile.move (B-135)",
+    "packed-producer": "the root of a packed accumulator: pages written into one [M, B*N] Acc tile (B-139)",
+    "acc-fast": "one page: a single tile.matmul_acc on the whole 2-D accumulator (B-153)",
+    "acc-cols": "one tile.matmul_acc per page into column windows [0, b*N] of the packed accumulator (B-155)",
+    "acc-rows": "one tile.matmul_acc per page into row windows [b*M, 0] of the accumulator (B-154)",
+}
+
+
+_ROUTE = {1: "whole, sliced per page", 0: "re-loaded per batch"}
+
+
+@dataclass(frozen=True)
+class RuleRef:
+    name: str
+    file: str
+    line: int
+    behaviours: tuple[str, ...]
+    comment: str
+
+    def __str__(self) -> str:
+        tags = f" [{', '.join(self.behaviours)}]" if self.behaviours else ""
+        return f"{self.name} ({self.file}:{self.line}){tags}"
+
+
+@dataclass
+class Alternative:
+    plan: str
+    term: str
+    cost: float
+    rules: list[RuleRef]
+    lost_because: str
+
+
+@dataclass
+class StatementExplanation:
+    function: str
+    statement: int
+    line: int | None
+    source: str
+    plan: str
+    term: str
+    cost: float
+    rules: list[RuleRef]
+    facts: list[str] = field(default_factory=list)
+    alternatives: list[Alternative] = field(default_factory=list)
+    not_chosen_by: list[str] = field(
+        default_factory=list
+    )  # rules for this kind of statement that did not fire
+
+
+@dataclass
+class Explanation:
+    program: str
+    statements: list[StatementExplanation]
+
+    def only_line(self, line: int) -> Explanation:
+        return replace(self, statements=[s for s in self.statements if s.line == line])
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# ---------------------------------------------------------------- the rule index
+
+
+@dataclass(frozen=True)
+class _Rule:
+    ref: RuleRef
+    plans: frozenset[str]  # plan constructors its actions choose
+    fails: frozenset[str]  # Fail codes it reports
+    kinds: frozenset[str]  # request relations its query reads
+    generic_ops: frozenset[str]  # op names its GenericReq atoms require
+    modes: frozenset[str]  # batched-matmul modes it decides
+
+
+_RULE_START = re.compile(r"^\((rule|rewrite|birewrite)\b")
+_NAME = re.compile(r':name\s+"([^"]+)"')
+_TAGS = re.compile(r"\b(?:B-\d{3}[a-z]?|D-\d{2}|R\d{1,2}W?|§[A-Z])\b")
+
+
+@functools.cache
+def _rule_index(files: tuple[RuleFile, ...]) -> tuple[_Rule, ...]:
+    out: list[_Rule] = []
+    for rf in files:
+        lines = rf.text.splitlines()  # padded: line numbers are the file's
+        head = Path(rf.path).read_text().splitlines()[:6] if Path(rf.path).is_file() else []
+        header = " ".join(ln for ln in head if ln.startswith(";;"))
+        start: int | None = None
+        for i, line in enumerate(lines):
+            if start is None and _RULE_START.match(line):
+                start = i
+            if start is None:
+                continue
+            m = _NAME.search(line)
+            if not m:
+                continue
+            text = "\n".join(lines[start : i + 1])
+            j = start - 1
+            comment: list[str] = []
+            while j >= 0 and lines[j].startswith(";;"):
+                comment.insert(0, lines[j][2:].strip())
+                j -= 1
+            note = " ".join(comment)
+            tags = tuple(dict.fromkeys(_TAGS.findall(note) or _TAGS.findall(header)[:3]))
+            ref = RuleRef(m.group(1), _short(rf.path), start + 1, tags, note)
+            out.append(_Rule(
+                ref,
+                frozenset(re.findall(r"\(Chose \w+ \((\w+)", text)),
+                frozenset(re.findall(r'\(Fail "([^"]+)"', text)),
+                frozenset(re.findall(r"\((\w+Req)\b", text)),
+                frozenset(re.findall(r'\(GenericReq \w+ "([^"]+)"', text)),
+                frozenset(re.findall(r'\(\(BmmMode \w+ "([\w-]+)"\)\)', text)),
+            ))  # fmt: skip
+            start = None
+    return tuple(out)
+
+
+def _short(path: Path | str) -> str:
+    p = Path(path)
+    return f"rules/{p.name}" if p.parent.name == "rules" else str(p)
+
+
+# ---------------------------------------------------------------- terms in words
+
+
+def dim_text(t: Any) -> str:
+    if not isinstance(t, Term):
+        return str(t)
+    if t.op == "DC":
+        return str(t.args[0])
+    if t.op == "DSym":
+        return str(t.args[0])
+    ops = {"DAdd": "+", "DSub": "-", "DMul": "*", "DDiv": "//", "DMod": "%"}
+    if t.op in ops:
+        return f"{_operand(t.args[0])} {ops[t.op]} {_operand(t.args[1])}"
+    if t.op in ("DMin", "DMax"):
+        return f"{t.op[1:].lower()}({dim_text(t.args[0])}, {dim_text(t.args[1])})"
+    if t.op in ("DCons", "DNil"):
+        return dims_text(t)
+    return str(t)
+
+
+def _operand(t: Any) -> str:
+    text = dim_text(t)
+    return f"({text})" if isinstance(t, Term) and t.op in ("DAdd", "DSub") else text
+
+
+def dims_text(t: Any) -> str:
+    items = []
+    while isinstance(t, Term) and t.op == "DCons":
+        items.append(dim_text(t.args[0]))
+        t = t.args[1]
+    return "[" + ", ".join(items) + "]"
+
+
+def plan_words(plan: Term | None) -> str:
+    """The plan as a sentence, with shapes as [6, 4]."""
+    if plan is None:
+        return "no plan (the statement is left to the lowering's safety net)"
+    a = plan.args
+    words = {
+        "Keep": lambda: "kept as written (nothing in it is more than 2-D)",
+        "Retype": lambda: f"re-created on the flattened operands; its result is the 2-D {dims_text(a[0])}",
+        "Rededuce": lambda: "re-created on the flattened operands, its type re-deduced",
+        "Forward": lambda: "dropped: its value is the variable it reads (a batch-only reshape or view)",
+        "LoadFlat": lambda: f"loaded into a 2-D {dims_text(a[0])} tile (valid {dims_text(a[1])}); the tensor-rank "
+                            f"source window stays",
+        "LoadCollapsed": lambda: f"loaded into a 2-D {dims_text(a[0])} tile through a 2-D {dims_text(a[2])} view of "
+                                 f"the tensor, window {dims_text(a[4])} at {dims_text(a[3])}",
+        "ToMat": lambda: f"read into Mat (L1) for the matrix unit; {plan_words(a[0]) if isinstance(a[0], Term) else ''}",
+        "StorePartition": lambda: f"stored with the partition window {dims_text(a[0])}",
+        "StorePartitionFlat": lambda: f"stored with the partition window {dims_text(a[0])} (a tile operand still "
+                                      f"N-D is reshaped to {dims_text(a[1])} first, B-052)",
+        "Alloc": lambda: f"allocated as the 2-D {dims_text(a[0])}",
+        "AllocAcc": lambda: f"allocated as the packed accumulator {dims_text(a[0])} in Acc (L0C)",
+        "AssembleFold": lambda: f"assembled at the folded offset {dims_text(a[0])}",
+        "Reshape2D": lambda: f"reshaped to the 2-D {dims_text(a[0])}",
+        "Transpose2D": lambda: "a 2-D transpose with a scratch tile of its source's shape (the 4-operand form)",
+        "TransposeUnroll": lambda: f"unrolled into {a[0]} per-page transposes of [{a[1]}, {a[2]}] pages",
+        "BatchMatmul": lambda: _BMM_MODES.get(str(a[0]), f"batched matmul, mode {a[0]}")
+        + f"; lhs {_ROUTE[a[1]]}, rhs {_ROUTE[a[2]]}; moves {a[3]} bytes GM -> L1 in {a[4]} operand instructions, "
+        f"holds {a[5]} bytes of Mat",
+        "Drop": lambda: "dropped: every batched matmul that reads it re-loads its pages (B-115)",
+        "AsView": lambda: "became tile.transpose_view of its source (a zero-copy view, B-100)",
+        "PackedDrain": lambda: "drained page by page out of the packed accumulator (B-175)",
+        "Rewindow": lambda: f"moved to the packed accumulator's window at {dims_text(a[0])} (B-183)",
+        "RowDrain": lambda: f"drained as one [{a[0]}, {a[1]}] store per row window (B-184)",
+        "Fail": lambda: f"rejected: {a[0]}" + (f" ({', '.join(str(x) for x in a[1:] if x)})" if any(a[1:]) else ""),
+    }  # fmt: skip
+    fn = words.get(plan.op)
+    return fn() if fn else str(plan)
+
+
+# ---------------------------------------------------------------- reading the e-graph
+
+
+class _Reader:
+    def __init__(self, eg: EGraphRun) -> None:
+        self.eg = eg
+        self.view = eg.view()
+        self.ex = eg.extraction()
+        self.fired = {k for k, n in eg.report.rules_fired.items() if n}
+        self.rules = _rule_index(tuple(eg.rule_files))
+        self.kind: dict[int, tuple[str, str | None]] = {}
+        for row_name, req in _KINDS.items():
+            for row in eg.encoding.rows.get(row_name, []):
+                self.kind[row[0]] = (req, row[1] if row_name == "GenericRow" else None)
+
+    @functools.cache  # noqa: B019 - one reader per explained function; each relation is indexed once
+    def _by_first(self, name: str) -> dict[Any, list[tuple[Any, ...]]]:
+        index: dict[Any, list[tuple[Any, ...]]] = {}
+        for r in self.view.relations.get(name, []) or []:
+            index.setdefault(r[0], []).append(r)
+        return index
+
+    def rows(self, name: str, sid: int | None = None) -> list[tuple[Any, ...]]:
+        """A relation's rows, or those whose first column is `sid` (indexed, not scanned per statement)."""
+        if sid is None:
+            return self.view.relations.get(name, []) or []
+        return self._by_first(name).get(sid, [])
+
+    def value(self, name: str, *key: Any) -> Any:
+        return next((r[-1] for r in self._by_first(name).get(key[0], []) if tuple(r[:-1]) == key), None)
+
+    def term(self, c: Any) -> Any:
+        return self.ex.term(c) if isinstance(c, ClassId) else c
+
+    def rules_for(self, sid: int, plan: Term) -> list[RuleRef]:
+        kind, op = self.kind.get(sid, (None, None))
+        found = []
+        for rule in self.rules:
+            if plan.op == "BatchMatmul" and str(plan.args[0]) in rule.modes and rule.ref.name in self.fired:
+                found.append(rule.ref)  # the rule that decided the mode, before the one that states the plan
+                continue
+            if plan.op == "Fail":
+                if str(plan.args[0]) not in rule.fails:
+                    continue
+            elif plan.op not in rule.plans:
+                continue
+            if rule.ref.name not in self.fired:
+                continue
+            if kind is not None and rule.kinds & set(_KINDS.values()) and kind not in rule.kinds:
+                continue
+            if op is not None and rule.generic_ops and op not in rule.generic_ops:
+                continue
+            found.append(rule.ref)
+        return found
+
+    def idle_rules(self, sid: int, chosen: list[RuleRef]) -> list[str]:
+        """Rules that decide this kind of statement but chose nothing for it (their guard did not hold)."""
+        kind, op = self.kind.get(sid, (None, None))
+        names = {r.name for r in chosen}
+        out = []
+        for rule in self.rules:
+            if kind not in rule.kinds or not (rule.plans or rule.fails) or rule.ref.name in names:
+                continue
+            if op is not None and rule.generic_ops and op not in rule.generic_ops:
+                continue
+            out.append(rule.ref.name)
+        return out
+
+    # the facts a statement's guards read, with their numbers
+    def facts(self, sid: int, stmt: Any) -> list[str]:
+        kind, op = self.kind.get(sid, (None, None))
+        out: list[str] = []
+        var = stmt.var.uid if isinstance(stmt, AssignStmt) else None
+        if kind == "LoadReq":
+            for r in self.rows("LoadReq", sid):
+                out.append(f"result {dims_text(self.term(r[1]))}, memory {r[3]}, source {dims_text(self.term(r[7]))} "
+                           f"({r[6]}), window {dims_text(self.term(r[9]))} at {dims_text(self.term(r[8]))}")  # fmt: skip
+                noncontig = self.value("NonContig", r[10], r[7])
+                if noncontig is not None:
+                    out.append(
+                        f"window row-major contiguous when collapsed: {'no' if noncontig else 'yes'} (B-044)"
+                    )
+            if self.rows("Pending", sid):
+                out.append("every use is a batched-matmul operand: a natural Mat load (B-043, B-112)")
+            keeps = self.value("KeepsWindow", sid)
+            if keeps:
+                out.append("an explicit layout or an NZ source keeps the tensor-rank window (B-041)")
+            if self.value("Dead", sid):
+                out.append("dead: every batched matmul reading it re-loads per batch (B-115)")
+        elif kind == "BmmReq":
+            out += self._bmm_facts(sid)
+        elif kind == "StoreReq":
+            for r in self.rows("StoreReq", sid):
+                out.append(f"tile {dims_text(self.term(r[2]))} (valid {dims_text(self.term(r[1]))}) into tensor "
+                           f"{dims_text(self.term(r[3]))} at {dims_text(self.term(r[4]))}")  # fmt: skip
+            if self.value("PackedStore", sid):
+                out.append("stores a member of a packed accumulator chain (B-050)")
+        elif kind == "AllocReq":
+            for r in self.rows("AllocReq", sid):
+                out.append(f"shape {dims_text(self.term(r[1]))}")
+            if var is not None and self.value("PackedVar", var):
+                out.append("allocates a packed accumulator chain (B-173)")
+        elif kind == "TransposeReq":
+            for r in self.rows("TransposeReq", sid):
+                out.append(f"input {dims_text(self.term(r[1]))}, axes ({r[2]}, {r[3]}), {r[4]} operands")
+            if self.rows("LegacyView", sid):
+                out.append("every use is a batched-matmul operand (B-100)")
+        elif kind in ("GenericReq", "ReshapeReq", "AssembleReq"):
+            for r in self.rows(kind, sid):
+                shape = r[3] if kind == "GenericReq" else r[1]
+                out.append(f"{op or kind[:-3].lower()}: result {dims_text(self.term(shape))}")
+        return out
+
+    def _bmm_facts(self, sid: int) -> list[str]:
+        out = []
+        for r in self.rows("BmmGeom", sid):
+            out.append(
+                f"output batch {dims_text(self.term(r[1]))}: B={r[2]} pages of M={r[3]} x N={r[4]}, K={r[5]}"
+            )
+        budget = next((r[0] for r in self.rows("BmmBudget")), None)
+        if budget is not None and budget >= 2**62:
+            budget = None  # no backend: the capacity gate reports fit (B-116)
+        for r in self.rows("BmmReq", sid):
+            lb, rb = r[6], r[7]
+            if lb >= 0 and rb >= 0 and budget is None:
+                out.append(f"whole operands {lb} + {rb} = {lb + rb} bytes; no backend, so no Mat (L1) budget: "
+                           f"they fit (B-116)")  # fmt: skip
+            elif lb >= 0 and rb >= 0 and budget is not None:
+                fits = lb + rb <= budget
+                out.append(f"whole operands {lb} + {rb} = {lb + rb} bytes of Mat (L1) against a {budget}-byte "
+                           f"budget: {'fits' if fits else 'does not fit'} (B-116)")  # fmt: skip
+        for r in self.rows("Route", sid):
+            side = "lhs" if r[1] == 0 else "rhs"
+            how = "kept whole and sliced per page" if r[2] == 1 else "re-loaded per batch (B-138)"
+            view = " through its transpose view, by columns" if self.rows("ViewOperand", sid) and any(
+                v[1] == r[1] for v in self.rows("ViewOperand", sid)) else ""  # fmt: skip
+            out.append(f"{side}: {how}{view}")
+        for r in self.rows("BmmAccRow", sid):
+            chain = next((n.eclass for n in self._nodes("ChainOf") if n.args == (r[1],)), None)
+            if chain is None:
+                continue
+            for p in self.rows("PackChain"):
+                if p[0] == chain:
+                    out.append(f"accumulator chain packs along columns: B={p[1]}, M={p[2]}, N={p[3]} (B-173)")
+            if any(p[0] == chain for p in self.rows("LegacyChain")):
+                out.append("accumulator chain stays row-packed (B-174)")
+        return out
+
+    def _nodes(self, op: str) -> list[Any]:
+        return [n for nodes in self.view.classes.values() for n in nodes if n.op == op]
+
+
+def explain_function(eg: EGraphRun, fn_name: str) -> list[StatementExplanation]:
+    reader = _Reader(eg)
+    candidates: dict[int, list[tuple[float, Term]]] = {}
+    for sid, cls in eg.view().relations.get("Chose", []):
+        term = reader.ex.term(cls) if isinstance(cls, ClassId) else None
+        if term is not None:
+            candidates.setdefault(sid, []).append((reader.ex.cost(cls), term))
+    chosen = eg.plans()
+    out = []
+    for sid in eg.encoding.function_sids.get(fn_name, range(len(eg.encoding.statements))):
+        stmt, call = eg.encoding.statements[sid]
+        plan = chosen.get(sid)
+        head = f"{stmt.var.name} = " if isinstance(stmt, AssignStmt) else ""
+        options = sorted(candidates.get(sid, []), key=lambda c: (c[0], str(c[1])))
+        cost = next((c for c, t in options if t == plan), INF)
+        rules = reader.rules_for(sid, plan) if plan is not None else []
+        alternatives = [
+            Alternative(
+                plan_words(t),
+                str(t),
+                c,
+                reader.rules_for(sid, t),
+                "a failure is always reported first"
+                if plan is not None and plan.op == "Fail"
+                else f"higher cost ({c:g} > {cost:g})"
+                if c > cost
+                else "equal cost; the printed plan breaks the tie",
+            )
+            for c, t in options
+            if t != plan
+        ]
+        span = stmt.span or call.span
+        out.append(StatementExplanation(
+            fn_name, sid, getattr(span, "line", None), head + print_expr(call), plan_words(plan),
+            str(plan) if plan is not None else "-", cost, rules, reader.facts(sid, stmt), alternatives,
+            reader.idle_rules(sid, rules),
+        ))  # fmt: skip
+    return out
+
+
+def format_explanation(e: Explanation, terms: bool = False) -> str:
+    """Each plan in words; `terms` adds the e-graph term under each (what a rule author matches on)."""
+    lines: list[str] = [f"program {e.program}"]
+    function = None
+    for s in e.statements:
+        if s.function != function:
+            function = s.function
+            lines += ["", f"function {function}"]
+        lines += ["", f"  line {s.line if s.line is not None else '?'}: {s.source}"]
+        cost = f"  (cost {s.cost:g})" if s.cost != INF else ""
+        lines.append(f"    plan: {s.plan}" + ("" if terms else cost))
+        if terms:
+            lines.append(f"          {s.term}{cost}")
+        for r in s.rules:
+            lines.append(f"    rule: {r}")
+            if r.comment:
+                lines.append(f"          {r.comment}")
+        for f in s.facts:
+            lines.append(f"    fact: {f}")
+        for a in s.alternatives:
+            by = f" by {', '.join(r.name for r in a.rules)}" if a.rules else ""
+            held = a.term if terms else a.plan
+            lines.append(f"    also held{by}: {held} (cost {a.cost:g}) -- lost: {a.lost_because}")
+        if s.not_chosen_by:
+            lines.append(f"    guards that did not hold: {', '.join(s.not_chosen_by)}")
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["Explanation", "StatementExplanation", "explain_function", "format_explanation", "plan_words"]
