@@ -87,6 +87,17 @@ def shipped_rule_files() -> list[RuleFile]:
     return list(_shipped())
 
 
+_RELATION = re.compile(r"^\(relation\s+(\w+Row)\s+\(([^()]*)\)\)", re.MULTILINE)
+
+
+@functools.cache
+def fact_relations() -> dict[str, int]:
+    """The relations the encoder writes rows of (the `...Row` relations of rules/encode.egg), with their column
+    counts: declared once, in the rules, and read from there."""
+    text = (rules_dir() / "encode.egg").read_text().partition(SELF_CHECKS)[0]
+    return {m.group(1): len(m.group(2).split()) for m in _RELATION.finditer(text)}
+
+
 @functools.cache
 def schedule_text() -> str:
     return (rules_dir() / "schedule.egg").read_text()
