@@ -13,7 +13,8 @@ from dataclasses import replace
 
 from pypto_egg import diagnostics as diag
 from pypto_egg.errors import TypeDeductionError
-from pypto_egg.ir.expr import Call, ConstInt, Expr, Var, exprs_equal, free_vars, static_int, type_of
+from pypto_egg.ir.expr import Call, ConstInt, Expr, Var, free_vars, static_int, type_of
+from pypto_egg.ir.extents import Proof, prove_le
 from pypto_egg.ir.ops import REGISTRY, make_call
 from pypto_egg.ir.span import Span
 from pypto_egg.ir.stmt import (
@@ -55,14 +56,12 @@ def narrow_acc_carries(fn: Function) -> Function:
     return replace(fn, body=tuple(body)) if narrower.changed else fn
 
 
-def provably_equal(a: Expr, b: Expr) -> bool:
-    sa, sb = static_int(a), static_int(b)
-    return (sa is not None and sa == sb) or exprs_equal(a, b)
-
-
 def provably_le(a: Expr, b: Expr) -> bool:
-    sa, sb = static_int(a), static_int(b)
-    return (sa is not None and sb is not None and sa <= sb) or exprs_equal(a, b)
+    return prove_le(a, b) is Proof.true
+
+
+def provably_equal(a: Expr, b: Expr) -> bool:
+    return provably_le(a, b) and provably_le(b, a)
 
 
 def pitches_coincide(rows: Expr, valid_rows: Expr) -> bool:
