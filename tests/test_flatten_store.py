@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 import pypto_egg.language as pl
 from pypto_egg import interp, passes
 from pypto_egg.errors import PassError
+from pypto_egg.explain import explain_program
 
 from helpers import flatten
 
@@ -313,3 +314,12 @@ def test_d2_a_given_window_of_another_rank_is_refused():
     with pytest.raises(PassError) as err:
         passes.flatten_tile_nd_to_2d()(given_window_program([4, 8], [0, 0, 0]))
     assert "rank" in str(err.value)
+
+
+def test_d2_explain_names_the_rule_that_kept_a_given_window():
+    stores = [s for s in explain_program(given_window_program([4, 1, 8], [0, 0, 0])).statements
+              if "tile.store" in s.source]  # fmt: skip
+    assert [r.name for r in stores[0].rules] == ["store-given-window-kept"]
+    plain = [s for s in explain_program(store_program(16, 32, [4, 16, 32], [2, 0, 0])).statements
+             if "tile.store" in s.source]  # fmt: skip
+    assert not any(name.startswith("store-given") for name in plain[0].not_chosen_by)

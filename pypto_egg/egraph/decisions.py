@@ -25,6 +25,7 @@ _KINDS = {
     "LoadRow": "LoadReq", "StoreRow": "StoreReq", "AllocRow": "AllocReq", "AssembleRow": "AssembleReq",
     "ReshapeRow": "ReshapeReq", "TransposeRow": "TransposeReq", "GenericRow": "GenericReq", "BmmRow": "BmmReq",
 }  # fmt: skip
+_MAIN_KINDS = frozenset(_KINDS.values())
 _BMM_MODES = {
     "fast": "one page: a single tile.matmul bound to the result (B-134)",
     "fused": "one tile.matmul per page, each stored straight to the consuming store's window (B-136)",
@@ -285,6 +286,10 @@ class _Reader:
             if kind not in rule.kinds or not (rule.plans or rule.fails) or rule.ref.name in names:
                 continue
             if op is not None and rule.generic_ops and op not in rule.generic_ops:
+                continue
+            # a rule that also needs a side request of the statement (a store's given window) cannot apply to a
+            # statement without one
+            if any(not self.rows(k, sid) for k in rule.kinds - _MAIN_KINDS):
                 continue
             out.append(rule.ref.name)
         return out
