@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import InternalError
+from ..ir.deduce_matmul import _matmul_dtype
 from ..ir.expr import BinOp, Call, Expr, MakeTuple, Var, static_int, type_of
-from ..ir.ops import _matmul_dtype
 from ..ir.stmt import (
     AssignStmt,
     EvalStmt,

@@ -1,6 +1,7 @@
-"""The op registry: each op's operand schema and its type deduction.
+"""Every op of the registry with its type deduction (the schema is registry.py's; the matmul family's
+deductions are deduce_matmul.py's, the helpers they share deduce_common.py's).
 
-The registry is the only global of the package; it is built once at import.
+The registry is the only global of the package; it is filled once, when this module is imported.
 """
 
 from __future__ import annotations
@@ -10,9 +11,25 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import TypeDeductionError
-from .expr import BinOp, Call, ConstInt, Expr, MakeTuple, exprs_equal, static_int, type_of
+from .deduce_common import (
+    _elementwise_result,
+    _implicit_column_layout,
+    _inherited,
+    _same_dim,
+    _tensor,
+    _tile,
+    _type_name,
+    fmt_shape,
+    tuple_elems,
+)
+from .deduce_matmul import (
+    _batch_matmul,
+    _batch_matmul_acc,
+    _matmul,
+    _matmul_acc,
+)
+from .expr import BinOp, Call, ConstInt, Expr, exprs_equal, static_int, type_of
 from .extents import window_valid
-from .printer import print_expr, print_type
 from .registry import REGISTRY, Kwargs, OpDef, OutputMemory, register
 from .signatures import SIGNATURES
 from .span import Span
@@ -99,109 +116,6 @@ def make_call(
     """Create an op call with its result type deduced by the registry."""
     kw = dict(kwargs or {})
     return Call(op, tuple(args), deduce_type(op, args, kw, annotation), tuple(kw.items()), tuple(attrs), span)
-
-
-# ---------------------------------------------------------------- helpers
-
-
-def fmt_shape(shape: Sequence[Expr]) -> str:
-    return "[" + ", ".join(print_expr(d) for d in shape) + "]"
-
-
-def _tile(op: str, args: Sequence[Expr], i: int, what: str) -> TileType:
-    t = type_of(args[i])
-    if not isinstance(t, TileType):
-        raise TypeDeductionError(f"{op}: operand '{what}' must be a tile, got {_type_name(t)}")
-    return t
-
-
-def _tensor(op: str, args: Sequence[Expr], i: int, what: str) -> TensorType:
-    t = type_of(args[i])
-    if not isinstance(t, TensorType):
-        raise TypeDeductionError(f"{op}: operand '{what}' must be a tensor, got {_type_name(t)}")
-    return t
-
-
-def _type_name(t: Type) -> str:
-    return print_type(t)
-
-
-def tuple_elems(op: str, e: Expr, what: str) -> tuple[Expr, ...]:
-    if isinstance(e, MakeTuple):
-        return e.elements
-    raise TypeDeductionError(f"{op}: operand '{what}' must be a list of dims like [2, 3, 4]")
-
-
-def _same_dim(a: Expr, b: Expr) -> bool:
-    sa, sb = static_int(a), static_int(b)
-    return sa is None or sb is None or sa == sb
-
-
-def _inherited(src: TileType, valid: Sequence[Expr] | None) -> TileView:
-    """A fresh view over `valid` with the operand's layouts, pad and compact mode (its fractal is the
-    default one): what a vector op's result carries."""
-    eff = effective_view(src)
-    return TileView(valid_shape=tuple(valid) if valid is not None else None, blayout=eff.blayout,
-                    slayout=eff.slayout, pad=eff.pad, compact=eff.compact)  # fmt: skip
-
-
-def _elementwise_result(
-    src: TileType, dtype: DataType | None = None, shape: Sequence[Expr] | None = None
-) -> TileType:
-    """A vector op's result: the operand's valid shape and layouts, left unplaced (the registry puts it in
-    Vec). An operand in Vec with the implicit view gives its own type back: types are immutable."""
-    if (
-        src.view is None and src.memory is MemorySpace.Vec and src.memref is None
-        and (dtype is None or dtype is src.dtype) and (shape is None or shape == src.shape)
-    ):  # fmt: skip
-        return src
-    view = _inherited(src, src.view.valid_shape if src.view is not None else None)
-    return make_tile_type(tuple(shape or src.shape), dtype or src.dtype, None, view)
-
-
-def _implicit_column_layout(shape: Sequence[Expr]) -> TileLayout:
-    """The block layout a shape implies with no memory space: col_major for a column vector [N, 1]."""
-    return implicit_layouts(tuple(shape), None)[0]
-
-
-def _accumulator_dtype(a: TileType, b: TileType) -> DataType:
-    return DataType.FP32 if a.dtype.is_float and b.dtype.is_float else DataType.INT32
-
-
-def _matmul_dtype(op: str, a: TileType, b: TileType) -> DataType:
-    """A product accumulates in FP32 when both operands are floats, else in INT32 (INT4 and INT8 alike)."""
-    if a.dtype.is_float != b.dtype.is_float:
-        raise TypeDeductionError(
-            f"{op}: operand dtypes {a.dtype.label} and {b.dtype.label} cannot be multiplied (one float, one integer)"
-        )
-    return _accumulator_dtype(a, b)
-
-
-def _check_k(op: str, a: TileType, b: TileType) -> None:
-    ka, kb = static_int(a.shape[-1]), static_int(b.shape[-2])
-    if ka is not None and kb is not None and ka != kb:
-        raise TypeDeductionError(
-            f"{op}: inner dimensions differ: lhs {fmt_shape(a.shape)} has K={ka}, rhs {fmt_shape(b.shape)} has K={kb}"
-        )
-
-
-def broadcast_batch(op: str, a: Sequence[Expr], b: Sequence[Expr]) -> tuple[Expr, ...]:
-    """NumPy broadcast of two batch shapes (right-aligned, a 1 stretches)."""
-    n = max(len(a), len(b))
-    pa = [ConstInt(1)] * (n - len(a)) + list(a)
-    pb = [ConstInt(1)] * (n - len(b)) + list(b)
-    out: list[Expr] = []
-    for x, y in zip(pa, pb):
-        sx, sy = static_int(x), static_int(y)
-        if sx == 1:
-            out.append(y)
-        elif sy == 1 or (sx is not None and sx == sy) or exprs_equal(x, y):
-            out.append(x)
-        else:
-            raise TypeDeductionError(
-                f"{op}: batch dimensions {fmt_shape(a)} and {fmt_shape(b)} do not broadcast"
-            )
-    return tuple(out)
 
 
 # ---------------------------------------------------------------- deductions
@@ -469,71 +383,6 @@ def _read(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
 
 def _write(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
     return _tile(op, args, 0, "tile")
-
-
-def _matmul(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
-    a = _tile(op, args, 0, "lhs")
-    b = _tile(op, args, 1, "rhs")
-    if a.rank != 2 or b.rank != 2:
-        raise TypeDeductionError(
-            f"{op}: needs 2-D operands, got {fmt_shape(a.shape)} and {fmt_shape(b.shape)}; use tile.batch_matmul"
-        )
-    _check_k(op, a, b)
-    shape = (a.shape[0], b.shape[1])
-    valid = (a.valid_shape[0], b.valid_shape[1])
-    return make_tile_type(shape, _matmul_dtype(op, a, b), MemorySpace.Acc, _acc_view(shape, valid))
-
-
-def _acc_view(shape: Sequence[Expr], valid: Sequence[Expr], compact: CompactMode | None = None) -> TileView:
-    """An accumulator's view: the Acc box layout over `valid`; fewer valid rows than physical ones make it
-    compact (mad writes at the valid rows' pitch), unless `compact` is inherited."""
-    b, sl, f = implicit_layouts(tuple(shape), MemorySpace.Acc)
-    if compact is None and not exprs_equal(valid[0], shape[0]):
-        compact = CompactMode.normal
-    return TileView(valid_shape=tuple(valid), blayout=b, slayout=sl, fractal=f, compact=compact)
-
-
-def _matmul_acc(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
-    acc = _tile(op, args, 0, "acc")
-    a = _tile(op, args, 1, "lhs")
-    b = _tile(op, args, 2, "rhs")
-    _check_k(op, a, b)
-    view = _acc_view(acc.shape, acc.valid_shape, effective_view(acc).compact or CompactMode.null)
-    return make_tile_type(acc.shape, _matmul_dtype(op, a, b), MemorySpace.Acc, view, acc.memref)
-
-
-def _batch_matmul(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
-    a = _tile(op, args, 0, "lhs")
-    b = _tile(op, args, 1, "rhs")
-    if a.rank < 2 or b.rank < 2:
-        raise TypeDeductionError(f"{op}: operands must be at least 2-D")
-    _check_k(op, a, b)
-    batch = broadcast_batch(op, a.shape[:-2], b.shape[:-2])
-    return make_tile_type((*batch, a.shape[-2], b.shape[-1]), _matmul_dtype(op, a, b), MemorySpace.Acc)
-
-
-def _batch_matmul_acc(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
-    """The accumulator is written in place: its shape is the broadcast result's, checked where static."""
-    acc = _tile(op, args, 0, "acc")
-    a = _tile(op, args, 1, "lhs")
-    b = _tile(op, args, 2, "rhs")
-    if acc.rank < 2 or a.rank < 2 or b.rank < 2:
-        raise TypeDeductionError(f"{op}: acc, lhs and rhs must be at least 2-D")
-    _check_k(op, a, b)
-    batch = broadcast_batch(op, a.shape[:-2], b.shape[:-2])
-    expected = (*batch, a.shape[-2], b.shape[-1])
-    if acc.rank != len(expected):
-        raise TypeDeductionError(
-            f"{op}: acc {fmt_shape(acc.shape)} must have the rank of the broadcast result {fmt_shape(expected)}"
-        )
-    for i, (x, y) in enumerate(zip(acc.shape, expected)):
-        sx, sy = static_int(x), static_int(y)
-        if sx is not None and sy is not None and sx != sy:
-            raise TypeDeductionError(
-                f"{op}: acc {fmt_shape(acc.shape)} differs from the broadcast result {fmt_shape(expected)} "
-                f"at axis {i} ({sx} != {sy}); the accumulator is written in place"
-            )
-    return make_tile_type(acc.shape, acc.dtype, acc.memory or MemorySpace.Acc, acc.view, acc.memref)
 
 
 def _row_reduce(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
