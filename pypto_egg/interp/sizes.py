@@ -3,10 +3,10 @@ window a load or store reads or writes on that axis, so the function can run on 
 
 from __future__ import annotations
 
-from ..ir.expr import BinOp, Call, ConstInt, DynDim, Expr, MakeTuple, Var, type_of
+from ..ir.expr import Call, ConstInt, DynDim, Expr, MakeTuple, Var, type_of
 from ..ir.stmt import Function
 from ..ir.types import TensorType, TileType
-from ..ir.walk import walk_calls
+from ..ir.walk import dynamic_dim_names, walk_calls
 
 
 def _static(e: Expr) -> list[int | None]:
@@ -37,28 +37,13 @@ def _window_needs(call: Call, out: dict[str, int]) -> None:
             _need(a[2], a[1], [d.value if isinstance(d, ConstInt) else None for d in tile.shape], out)
 
 
-def _dyn_names(e: Expr, out: list[str]) -> None:
-    if isinstance(e, DynDim):
-        out.append(e.name)
-    if isinstance(e, BinOp):
-        _dyn_names(e.lhs, out)
-        _dyn_names(e.rhs, out)
-
-
 def dynamic_sizes(fn: Function, default: int) -> dict[str, int]:
     """Every pl.dynamic dim of the parameters' and the body's types: `default`, or more where a static window
     needs it."""
     needs: dict[str, int] = {}
-    names: list[str] = []
-    for p in fn.params:
-        ty = p.var.type
-        if isinstance(ty, TensorType | TileType):
-            for d in ty.shape:
-                _dyn_names(d, names)
+    names: set[str] = set()
+    dynamic_dim_names(fn.params, names)
     for _, call in walk_calls(fn.body):
         _window_needs(call, needs)
-        ty = call.type
-        if isinstance(ty, TileType):
-            for d in (*ty.shape, *ty.valid_shape):
-                _dyn_names(d, names)
-    return {name: max(default, needs.get(name, 0)) for name in dict.fromkeys(names)}
+        dynamic_dim_names(call.type, names)
+    return {name: max(default, needs.get(name, 0)) for name in sorted(names)}

@@ -60,6 +60,7 @@ from .types import (
     Type,
     implicit_layouts,
 )
+from .walk import dynamic_dim_names
 
 CAST_MODES = {0: "none", 1: "rint", 2: "round", 3: "floor", 4: "ceil", 5: "trunc", 6: "odd"}
 _INFIX = {
@@ -470,21 +471,6 @@ def _scope_value(key: str, v: Any, n: Namer) -> str:
     return print_kwarg_value(key, v, n)
 
 
-def _dyn_dims(node: object, out: set[str]) -> None:
-    if isinstance(node, DynDim):
-        out.add(node.name)
-    elif isinstance(node, tuple | list):
-        for x in node:
-            _dyn_dims(x, out)
-    elif isinstance(node, dict):
-        for x in node.values():
-            _dyn_dims(x, out)
-    elif hasattr(node, "__dataclass_fields__"):
-        for f in node.__dataclass_fields__:
-            if f != "span":
-                _dyn_dims(getattr(node, f), out)
-
-
 def python_print(node: object, dialect: str | None = None) -> str:
     """DSL text for a program, function, statement, expression or type.
 
@@ -511,7 +497,7 @@ def print_program_lines(node: Program, dialect: str | None = None) -> tuple[str,
         raise ValueError(f"unknown dialect {dialect!r}; choose one of {', '.join(DIALECTS)}")
     p = _Printer()
     dyn: set[str] = set()
-    _dyn_dims(node.functions, dyn)
+    dynamic_dim_names(node.functions, dyn)
     p.lines += [f"# pypto.program: {node.name}", f"import {module} as pl", ""]
     if dyn:
         p.lines += [f'{x} = pl.dynamic("{x}")' for x in sorted(dyn)] + [""]

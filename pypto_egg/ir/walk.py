@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .expr import Call
+from .expr import Call, DynDim
 from .stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt
 
 
@@ -45,3 +45,19 @@ def blocks(body: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, ...]]:
     for s in body:
         for inner in child_bodies(s):
             yield from blocks(inner)
+
+
+def dynamic_dim_names(node: object, out: set[str]) -> None:
+    """The names of the pl.dynamic dims anywhere in a node: its fields, tuples, lists and dicts, spans aside."""
+    if isinstance(node, DynDim):
+        out.add(node.name)
+    elif isinstance(node, tuple | list):
+        for x in node:
+            dynamic_dim_names(x, out)
+    elif isinstance(node, dict):
+        for x in node.values():
+            dynamic_dim_names(x, out)
+    elif hasattr(node, "__dataclass_fields__"):
+        for f in node.__dataclass_fields__:
+            if f != "span":
+                dynamic_dim_names(getattr(node, f), out)
