@@ -38,11 +38,11 @@ from pypto_egg.ir.walk import blocks
 from .lower import if_results, retyped, substitute
 
 Ctx = dict[int, Expr]
-_FRACTAL_ROWS = 16
 
 
-def narrow_acc_carries(fn: Function) -> Function:
-    """The function with every row-narrowed Acc loop carry re-seeded (the same object when none is)."""
+def narrow_acc_carries(fn: Function, fractal_rows: int) -> Function:
+    """The function with every row-narrowed Acc loop carry re-seeded (the same object when none is);
+    `fractal_rows` is the backend's fractal height."""
     stmts = [s for block in blocks(fn.body) for s in block]
     if not any(isinstance(s, ForStmt | WhileStmt) and s.iter_args for s in stmts):
         return fn  # no loop carries anything
@@ -51,7 +51,7 @@ def narrow_acc_carries(fn: Function) -> Function:
         for s in stmts
         if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.create"
     }
-    narrower = _Narrower(creates)
+    narrower = _Narrower(creates, fractal_rows)
     body = narrower.block(fn.body, {})
     return replace(fn, body=tuple(body)) if narrower.changed else fn
 
@@ -64,13 +64,13 @@ def provably_equal(a: Expr, b: Expr) -> bool:
     return provably_le(a, b) and provably_le(b, a)
 
 
-def pitches_coincide(rows: Expr, valid_rows: Expr) -> bool:
-    """MAD packs a product at a pitch of ceil(valid_rows / 16) * 16 rows: equal to the box's rows means the two
-    readings of the buffer agree (a single-fractal [16, N] box always does)."""
+def pitches_coincide(rows: Expr, valid_rows: Expr, fractal: int) -> bool:
+    """MAD packs a product at a pitch of ceil(valid_rows / fractal) * fractal rows: equal to the box's rows
+    means the two readings of the buffer agree (a single-fractal [16, N] box always does)."""
     r, v = static_int(rows), static_int(valid_rows)
-    if r is not None and r <= _FRACTAL_ROWS:
+    if r is not None and r <= fractal:
         return True
-    return r is not None and v is not None and -(-v // _FRACTAL_ROWS) * _FRACTAL_ROWS == r
+    return r is not None and v is not None and -(-v // fractal) * fractal == r
 
 
 def defined_in(body: tuple[Stmt, ...]) -> set[int]:
@@ -104,8 +104,9 @@ def trailing_yield(body: tuple[Stmt, ...]) -> YieldStmt | None:
 
 
 class _Narrower:
-    def __init__(self, creates: set[int]) -> None:
+    def __init__(self, creates: set[int], fractal_rows: int) -> None:
         self.creates = creates  # variables defined by tile.create: the only seeds that are re-declared
+        self.fractal_rows = fractal_rows
         self.changed = False
 
     def block(self, body: tuple[Stmt, ...], ctx: Ctx) -> list[Stmt]:
@@ -248,7 +249,7 @@ class _Narrower:
             if provably_equal(vi, init_t.shape[j]) or provably_le(vy, vi):
                 valid[j] = vy
                 narrowed = True
-        if not narrowed or pitches_coincide(init_t.shape[0], valid[0]):
+        if not narrowed or pitches_coincide(init_t.shape[0], valid[0], self.fractal_rows):
             return None
         if any(v.uid in inside for d in valid for v in free_vars(d)):
             return None  # an extent computed in the body: the seed could not name it (B-202)

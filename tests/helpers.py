@@ -6,6 +6,7 @@ from typing import Any
 
 import pypto_egg.language as pl
 from pypto_egg import interp, ir, passes
+from pypto_egg.backend import Backend
 from pypto_egg.ir.stmt import Program
 
 
@@ -40,7 +41,7 @@ def flatten(
     before: Program,
     expected: Program | None = None,
     *,
-    backend: str | None = None,
+    backend: str | Backend | None = None,
     verify: bool = True,
     meaning: bool = True,
     dyn: dict[str, int] | None = None,

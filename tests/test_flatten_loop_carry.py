@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 import pypto_egg.language as pl
 from pypto_egg import interp, ir
+from pypto_egg.backend import ASCEND_910B, Backend
 
 from corpus import wrap
 from helpers import flatten
@@ -217,3 +218,13 @@ def test_b202_an_nd_seed_whose_pages_are_whole_is_left_alone(rows):
     after = flatten(pl.parse(wrap(text, params, f"pl.Tensor[[1, {rows}, 256], pl.INT32]")), scalars={"v": 7})
     assert "acc_narrowed" not in after.as_python()
     assert carry_of(after).iter_args[0].init.name == "acc"
+
+
+def test_b202_the_fractal_height_is_the_backends():
+    """A [32, 256] carry narrowed to v rows is re-seeded on a 16-row fractal, and left alone on a backend
+    whose fractal is 32 rows high (its box is then one fractal block: both readings agree)."""
+    before = carry_program(MATMUL, m=32)
+    assert "acc_narrowed" in flatten(before, backend="Ascend910B", scalars={"v": 7}).as_python()
+    tall = Backend("TallFractal", ASCEND_910B.capacity, fractal_rows=32)
+    after = flatten(before, backend=tall, scalars={"v": 7})
+    assert "acc_narrowed" not in after.as_python()

@@ -12,15 +12,23 @@ from ..errors import UserError
 from ..ir.types import MemorySpace
 
 KIB = 1024
+# the rows of one L0C fractal block: a product is laid out at a pitch of whole fractals, and packing aligns to it
+DEFAULT_FRACTAL_ROWS = 16
 
 
 @dataclass(frozen=True)
 class Backend:
     name: str
     capacity: dict[MemorySpace, int]
+    fractal_rows: int = DEFAULT_FRACTAL_ROWS  # asserted as the FractalRow fact
 
     def bytes_of(self, space: MemorySpace) -> int | None:
         return self.capacity.get(space)
+
+
+def fractal_rows(backend: Backend | None) -> int:
+    """The fractal height the rules and the carry repair read: the backend's, or the default with none."""
+    return backend.fractal_rows if backend is not None else DEFAULT_FRACTAL_ROWS
 
 
 ASCEND_910B = Backend(

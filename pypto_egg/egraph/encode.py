@@ -14,6 +14,7 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
+from ..backend import DEFAULT_FRACTAL_ROWS
 from ..errors import InternalError
 from ..ir.expr import ARITH_OPS, BinOp, Call, ConstFloat, ConstInt, DynDim, Expr, MakeTuple, Var, type_of
 from ..ir.stmt import (
@@ -29,12 +30,12 @@ BMM_OPS = ("tile.batch_matmul", "tile.batch_matmul_acc")
 _ROW_FORMATS = {n: "\t".join(["%s"] * n) + "\n" for n in set(RELATIONS.values())}  # arity -> one row
 
 
-def _pages_at_most(shape: tuple[Expr, ...]) -> int:
-    """How many pages a tile of this shape can be cut into: its batch product when N-D, its rows / 16 when 2-D
-    (a row window); 0 when a dim that counts is dynamic."""
+def _pages_at_most(shape: tuple[Expr, ...], fractal_rows: int) -> int:
+    """How many pages a tile of this shape can be cut into: its batch product when N-D, its rows over the
+    fractal height when 2-D (a row window); 0 when a dim that counts is dynamic."""
     if len(shape) == 2:
         rows = shape[0]
-        return rows.value // 16 if type(rows) is ConstInt else 0
+        return rows.value // fractal_rows if type(rows) is ConstInt else 0
     n = 1
     for d in shape[:-2]:
         if type(d) is not ConstInt:
@@ -73,9 +74,10 @@ class Encoding:
     function_sids: dict[str, range] = field(default_factory=dict)  # function name -> its statement ids
     # a bound on every page count the rules enumerate, so they take all pages in one step rather than one
     # step per page: batch and transpose pages are at most the batch product of an N-D result, packed drains
-    # likewise, and the row windows of a 2-D accumulator (16 rows or more each) at most its rows / 16.
+    # likewise, and the row windows of a 2-D accumulator (a fractal or more each) at most its rows / fractal rows.
     # Which of these indices are pages is still the rules' decision.
     page_bound: int = 1
+    fractal_rows: int = DEFAULT_FRACTAL_ROWS  # the backend's, which bounds a 2-D accumulator's row windows
     _dims: dict[Any, int] = field(default_factory=dict)
     _lists: dict[tuple[int, ...], int] = field(default_factory=lambda: {(): 0})
     _opnds: dict[tuple[Any, ...], int] = field(default_factory=lambda: {(): 0})
@@ -189,7 +191,7 @@ class Encoding:
         self.stmt_ids[id(s)] = sid
         result = s.var.type if isinstance(s, AssignStmt) else call.type
         if type(result) is TileType and len(result.shape) >= 2:
-            self.page_bound = max(self.page_bound, _pages_at_most(result.shape))
+            self.page_bound = max(self.page_bound, _pages_at_most(result.shape, self.fractal_rows))
         op, args = call.op, call.args
         if op == "tile.load":
             self.load(sid, result, call)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..backend import Backend
+from ..backend import Backend, fractal_rows
 from ..ir.expr import INT64_MAX
 from ..ir.stmt import AssignStmt, Function
 from ..ir.types import MemorySpace
@@ -21,7 +21,7 @@ def encode_functions(
     several functions in one encoding, so one saturation serves them all. Statement ids,
     variables and dimension terms are unique across the functions, and no rule relates two statements of
     different functions except through the backend's budgets, which they share."""
-    enc = Encoding()
+    enc = Encoding(fractal_rows=fractal_rows(backend))
     for fn in fns:
         start = len(enc.statements)
         for s, call in walk_calls(fn.body):
@@ -38,6 +38,7 @@ def encode_functions(
             accumulator_facts(enc, fn, sids)
         enc.function_sids[fn.name] = sids
     enc.rows["PageIndexRow"] = [(i,) for i in range(enc.page_bound)]
+    enc.rows["FractalRow"] = [(enc.fractal_rows,)]
     for st, sid in ((st, sid) for sid, (st, _) in enumerate(enc.statements)):
         if isinstance(st, AssignStmt):
             enc.rows["StmtVarRow"].append((sid, st.var.uid))

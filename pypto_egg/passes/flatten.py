@@ -15,7 +15,7 @@ from pathlib import Path
 from pypto_egg.extract.lower import failure
 from pypto_egg.extract.lower_matmul import MatmulLowerer
 
-from ..backend import Backend, get_backend
+from ..backend import Backend, fractal_rows, get_backend
 from ..egraph.engine import EGraphRun, Limits, check_strategy, run_on_owner
 from ..egraph.report import RunReport
 from ..errors import PassError
@@ -91,7 +91,7 @@ class FlattenTileNdTo2D:
                 failed = e
                 break
             if self.skip_trivial and nothing_to_flatten(fn):
-                out[i] = narrow_acc_carries(retouch(fn))
+                out[i] = narrow_acc_carries(retouch(fn), fractal_rows(self.backend))
                 continue
             todo.append(i)
         for batch in _batches(program, todo):
@@ -126,7 +126,11 @@ class FlattenTileNdTo2D:
                     plan = plans.get(sid)
                     if call.op == "tile.assemble" and plan is not None and plan.op == "Fail":
                         raise failure(stmt, call, plan)
-                lowered.append(narrow_acc_carries(MatmulLowerer(fn, eg.encoding, plans, eg.facts).run()))
+                lowered.append(
+                    narrow_acc_carries(
+                        MatmulLowerer(fn, eg.encoding, plans, eg.facts).run(), fractal_rows(self.backend)
+                    )
+                )
             eg.report.times["lower"] = time.perf_counter() - t0
         self.reports.append(eg.report)
         return lowered
