@@ -16,27 +16,20 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pypto_egg import diagnostics as diag
 from pypto_egg.errors import InternalError, TypeDeductionError
-from pypto_egg.ir.equality import structural_equal
 from pypto_egg.ir.expr import (
     BinOp,
     Call,
-    ConstBool,
-    ConstFloat,
     ConstInt,
-    DynDim,
-    EnumLit,
     Expr,
-    FuncRef,
     MakeTuple,
-    TupleGetItem,
-    UnaryOp,
     Var,
     exprs_equal,
     free_vars,
     tile_operand_types,
     type_of,
 )
-from pypto_egg.ir.ops import REGISTRY, deduce_type, make_call, tuple_elems
+from pypto_egg.ir.ops import REGISTRY, deduce_type, make_call
+from pypto_egg.ir.rebuild import Ctx, carry, if_results, retyped, substitute, with_operands
 from pypto_egg.ir.span import Span
 from pypto_egg.ir.stmt import (
     AssertStmt,
@@ -58,21 +51,19 @@ from pypto_egg.ir.stmt import (
 from pypto_egg.ir.types import (
     MemorySpace,
     MemRef,
-    TensorType,
     TileType,
-    Type,
     implicit_view,
     make_tile_type,
     retile,
 )
 from pypto_egg.ir.walk import blocks
 
-from .term import Term
+from .failures import failure
+from .term import Term, as_int
 
 if TYPE_CHECKING:
     from pypto_egg.egraph.encode import Encoding
 
-Ctx = dict[int, Expr]
 _DIM_OPS = {"DAdd": "add", "DSub": "sub", "DMul": "mul", "DDiv": "floordiv", "DMod": "mod", "DMin": "min",
             "DMax": "max"}  # fmt: skip
 
@@ -128,13 +119,6 @@ class TermDecoder:
         return tuple(out)
 
 
-def with_operands(call: Call, args: tuple[Expr, ...], type: Type | None = None) -> Call:
-    """`call` on other operands of the same types and extents, which its deduction would give the same type
-    (or the type given)."""
-    return Call(call.op, args, call.type if type is None else type, call.kwargs, call.attrs, call.span,
-                call.is_function)  # fmt: skip
-
-
 class PageCalls:
     """The calls of a run of pages (a batched matmul's, an N-D transpose's): the same extents at other offsets,
     and no deduction reads an offset, so each role's call is deduced for the first page and the others take
@@ -155,45 +139,6 @@ class PageCalls:
         return with_operands(first, args)
 
 
-def substitute(e: Expr, ctx: Ctx) -> Expr:
-    """`e` with every mapped variable replaced; the same object when nothing changed. (Dispatch is on the exact
-    class: the IR's node classes have no subclasses.)"""
-    if type(e) is Var:
-        return ctx.get(e.uid, e)
-    if type(e) in _LEAVES:
-        return e
-    if type(e) is MakeTuple:
-        elems = tuple([substitute(x, ctx) for x in e.elements])
-        return e if all(map(operator.is_, elems, e.elements)) else MakeTuple(elems, e.span)
-    if type(e) is Call:
-        args = tuple([substitute(a, ctx) for a in e.args])
-        return e if all(map(operator.is_, args, e.args)) else with_operands(e, args)
-    if isinstance(e, BinOp):
-        lhs, rhs = substitute(e.lhs, ctx), substitute(e.rhs, ctx)
-        return e if lhs is e.lhs and rhs is e.rhs else BinOp(e.op, lhs, rhs, e.span)
-    if isinstance(e, UnaryOp):
-        x = substitute(e.operand, ctx)
-        return e if x is e.operand else UnaryOp(e.op, x, e.span)
-    if isinstance(e, TupleGetItem):
-        x = substitute(e.tuple, ctx)
-        return e if x is e.tuple else TupleGetItem(x, e.index, e.span)
-    return e
-
-
-_LEAVES = frozenset({ConstInt, ConstFloat, ConstBool, DynDim, EnumLit, FuncRef})  # no variable inside
-
-
-def carry(deduced: Type, old: Type) -> Type:
-    """WithCarriedMemRef: keep a user-bound MemRef and a memory space the re-deduction does not state."""
-    if not isinstance(deduced, TileType) or not isinstance(old, TileType):
-        return deduced
-    memref = deduced.memref or old.memref
-    memory = deduced.memory if deduced.memory is not None else old.memory
-    if memref == deduced.memref and memory == deduced.memory:
-        return deduced
-    return retile(deduced, memref=memref, memory=memory)
-
-
 def deduced_memref(call: Call) -> MemRef | None:
     """The MemRef the registry states for a call's result, if it states one. A deduction only ever passes on
     an operand's MemRef (an in-place op), so a call none of whose tile operands has one needs no deduction."""
@@ -204,39 +149,6 @@ def deduced_memref(call: Call) -> MemRef | None:
     except TypeDeductionError:
         return None
     return t.memref if isinstance(t, TileType) else None
-
-
-def retyped(v: Var, ty: Type, ctx: Ctx) -> Var:
-    """`v` itself when its type is `ty`, else a new variable of that type, mapped in `ctx`."""
-    if structural_equal(v.type, ty):
-        ctx.pop(v.uid, None)
-        return v
-    nv = Var(v.name, ty, v.span)
-    ctx[v.uid] = nv
-    return nv
-
-
-def if_results(
-    s: IfStmt, then_body: tuple[Stmt, ...], else_body: tuple[Stmt, ...] | None, ctx: Ctx
-) -> tuple[Var, ...]:
-    """B-023: an if's return vars re-typed positionally from the first yield of its new then-body (else of
-    its else-body)."""
-    y = first_yield(then_body) or (first_yield(else_body) if else_body is not None else None)
-    return tuple(
-        retyped(rv, type_of(y.values[i]) if y is not None and i < len(y.values) else rv.type, ctx)
-        for i, rv in enumerate(s.return_vars)
-    )
-
-
-def first_yield(body: tuple[Stmt, ...]) -> YieldStmt | None:
-    for s in body:
-        if isinstance(s, YieldStmt):
-            return s
-        if isinstance(s, SeqStmts | ScopeStmt):
-            found = first_yield(s.stmts if isinstance(s, SeqStmts) else s.body)
-            if found is not None:
-                return found
-    return None
 
 
 class Lowerer:
@@ -631,68 +543,6 @@ class Lowerer:
 
     def fail(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         raise failure(s, call, plan)
-
-
-def failure(s: Stmt, call: Call, plan: Term) -> Exception:
-    """The user error (or internal error) a Fail plan stands for."""
-    code = str(plan.args[0])
-    nums = [as_int(x) for x in plan.args[1:]]
-    var = s.var.name if isinstance(s, AssignStmt) else None
-    span = s.span or call.span
-    if code == "D-02":
-        return diag.dynamic_dim("tile.store partition window", var, span)
-    if code == "D-02-TILE":
-        return diag.dynamic_dim("tile.store tile operand", var, span)
-    if code == "D-02-BMM":
-        return diag.dynamic_dim(f"{call.op} {('lhs', 'rhs')[nums[0]]} dim {nums[1]}", var, span)
-    if code == "BMM-ACC-DYN":
-        return diag.acc_dims_not_static(type_of(call.args[0]), var, span)
-    if code == "D-07":
-        dst, src = type_of(call.args[0]), type_of(call.args[1])
-        return diag.assemble_noncontiguous(src.shape, dst.shape, var, span)  # type: ignore[union-attr]
-    if code == "D-20":
-        return diag.transpose_batch_axis(nums[0], nums[1], nums[2], var, span)
-    if code == "D-21":
-        return diag.transpose_axis_range(nums[0], nums[1], var, span)
-    if code.startswith("D-30:"):
-        acc_t = type_of(call.args[0])
-        dtype = acc_t.dtype.label if isinstance(acc_t, TileType) else "?"
-        rank = acc_t.rank if isinstance(acc_t, TileType) else 0
-        return diag.accumulator_rejected(code[5:], nums[0], nums[1], nums[2], dtype, rank, nums[4], var, span)
-    if code == "D-40":
-        return diag.row_windows_do_not_divide(nums[0], nums[1], var, span)
-    if code.startswith("D-41:"):
-        return diag.row_windows_rejected(code[5:], nums[0], nums[1], nums[2], nums[3], var, span)
-    if code == "BMM-BCAST":
-        return diag.batch_dims_do_not_broadcast(call.op, nums[0], nums[1], var, span)
-    if code == "BMM-STORE-RANK":
-        return diag.bmm_store_rank(var, span)
-    if code == "LOAD-NONCONTIG":
-        return InternalError(
-            f"{diag.PASS}: tile.load NZ 2D source-window collapse requires the valid sub-box of the leading dims "
-            f"to be contiguous in row-major order{diag.where(var, span)}"
-        )
-    if code.startswith("STORE-GIVEN-"):
-        tile, tensor = type_of(call.args[0]), type_of(call.args[2])
-        assert isinstance(tile, TileType) and isinstance(tensor, TensorType)
-        return diag.given_window_rejected(
-            code,
-            nums,
-            tile.valid_shape,
-            tuple_elems(call.op, call.args[3], "shapes"),
-            tensor.shape,
-            tuple_elems(call.op, call.args[1], "offsets"),
-            var,
-            span,
-        )
-    err = diag.store_failure(code, nums, var, span)
-    return err if err is not None else diag.internal(f"unknown diagnostic {code} {nums}")
-
-
-def as_int(x: object) -> int:
-    if not isinstance(x, int):
-        raise InternalError(f"expected an integer in a plan term, got {x!r}")
-    return x
 
 
 def int_tuple(*values: int, span: Span | None = None) -> MakeTuple:

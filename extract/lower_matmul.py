@@ -15,11 +15,12 @@ from pypto_egg.diagnostics import where
 from pypto_egg.errors import PassError
 from pypto_egg.ir.expr import Call, ConstBool, Expr, MakeTuple, Var, type_of
 from pypto_egg.ir.ops import make_call
+from pypto_egg.ir.rebuild import Ctx, carry, substitute, with_operands
 from pypto_egg.ir.stmt import AssignStmt, Function, Stmt
 from pypto_egg.ir.types import MemorySpace, TileType, retile
 
-from .lower import Ctx, Lowerer, PageCalls, as_int, carry, int_tuple, substitute, with_operands
-from .term import Term
+from .lower import Lowerer, PageCalls, int_tuple
+from .term import Term, as_int
 
 if TYPE_CHECKING:
     from pypto_egg.egraph.encode import Encoding

@@ -16,6 +16,7 @@ from pypto_egg.errors import TypeDeductionError
 from pypto_egg.ir.expr import Call, ConstInt, Expr, Var, free_vars, static_int, type_of
 from pypto_egg.ir.extents import Proof, prove_le
 from pypto_egg.ir.ops import REGISTRY, make_call
+from pypto_egg.ir.rebuild import Ctx, if_results, retyped, substitute
 from pypto_egg.ir.span import Span
 from pypto_egg.ir.stmt import (
     AssertStmt,
@@ -34,10 +35,6 @@ from pypto_egg.ir.stmt import (
 )
 from pypto_egg.ir.types import MemorySpace, TileType, Type
 from pypto_egg.ir.walk import blocks
-
-from .lower import if_results, retyped, substitute
-
-Ctx = dict[int, Expr]
 
 
 def narrow_acc_carries(fn: Function, fractal_rows: int) -> Function:

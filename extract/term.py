@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Union
 
+from pypto_egg.errors import InternalError
 from pypto_egg.ir.node import fast_init
 
 Prim = Union[int, float, str, bool]
@@ -23,3 +24,9 @@ class Term:
             str(a) if isinstance(a, Term) else repr(a) if isinstance(a, str) else str(a) for a in self.args
         ]
         return f"({self.op} {' '.join(parts)})"
+
+
+def as_int(x: object) -> int:
+    if not isinstance(x, int):
+        raise InternalError(f"expected an integer in a plan term, got {x!r}")
+    return x

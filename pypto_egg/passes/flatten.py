@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from pypto_egg.extract.lower import failure
+from pypto_egg.extract.failures import failure
 from pypto_egg.extract.lower_matmul import MatmulLowerer
 
 from ..backend import Backend, fractal_rows, get_backend
