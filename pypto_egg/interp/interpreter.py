@@ -48,6 +48,7 @@ from ..ir.stmt import (
 )
 from ..ir.types import DataType, PadValue, ScalarType, TensorType, TileType
 from .machine_ops import SEMANTICS, NotInterpretable
+from .shape_ops import SHAPE_SEMANTICS
 
 
 class InterpError(UserError):
@@ -147,10 +148,6 @@ class _Machine:
             return self.load(c)
         if op == "tile.store":
             return self.store(c)
-        if op in ("tile.create", "tile.full"):
-            assert isinstance(ty, TileType)
-            fill = self.value(a[1]) if op == "tile.full" else 0
-            return np.full(self.ints(ty.shape), fill, dtype=np_dtype(ty.dtype))
         if op in _UNARY:
             with np.errstate(all="ignore"):
                 return _UNARY[op](self.value(a[0])).astype(self.value(a[0]).dtype)
@@ -169,63 +166,21 @@ class _Machine:
             v = v[..., :1] if op.startswith("tile.row_expand") else v[..., :1, :]
             with np.errstate(all="ignore"):
                 return np.array(_EXPAND[op.split("_expand", 1)[1]](x, v), dtype=x.dtype)
-        if op == "tile.expands":
-            x = self.value(a[0])
-            return np.full(x.shape, self.value(a[1]), dtype=x.dtype)
         if op in ("tile.fillpad", "tile.fillpad_inplace"):
             return self.fillpad(c)
-        if op in ("tile.move", "tile.set_validshape"):
-            return self.value(a[0]).copy()
-        if op == "tile.reshape" or (
-            op == "tile.reinterpret_view" and len(a) > 1 and c.kwarg("dtype") is None
-        ):
-            assert isinstance(ty, TileType)
-            return self.value(a[0]).reshape(self.ints(ty.shape))
-        if op == "tile.reinterpret_view":
-            assert isinstance(ty, TileType)
-            x = np.ascontiguousarray(self.value(a[0]))
-            return x.view(np_dtype(ty.dtype)).reshape(self.ints(ty.shape))
-        if op == "tile.transpose":
-            src = type_of(a[0])
-            assert isinstance(src, TileType)
-            r = src.rank
-            return np.ascontiguousarray(
-                np.swapaxes(self.value(a[0]), int(self.value(a[1])) % r, int(self.value(a[2])) % r)
-            )
-        if op == "tile.transpose_view":
-            return np.ascontiguousarray(np.swapaxes(self.value(a[0]), -1, -2))
         if op == "tile.slice":
             return self.slice(self.value(a[0]), self.ints(a[1]), self.ints(a[2]))
         if op == "tile.assemble":
             return self.assemble(self.value(a[0]), self.value(a[1]), self.ints(a[2]))
-        if op == "tile.read":
-            return self.value(a[0])[self.ints(a[1])].item()
-        if op == "tile.write":
-            out = self.value(a[0]).copy()
-            out[self.ints(a[1])] = self.value(a[2])
-            return out
         if op in ("tile.matmul", "tile.batch_matmul"):
             return self.matmul(self.value(a[0]), self.value(a[1]), ty)
         if op in ("tile.matmul_acc", "tile.batch_matmul_acc"):
             prod = self.matmul(self.value(a[1]), self.value(a[2]), ty)
             init = bool(self.value(a[3])) if len(a) > 3 else False
             return prod if init else (self.value(a[0]) + prod).astype(prod.dtype)
-        if op in ("tile.row_sum", "tile.row_max", "tile.row_min", "tile.row_prod"):
-            fn: Any = {
-                "tile.row_sum": np.sum,
-                "tile.row_max": np.max,
-                "tile.row_min": np.min,
-                "tile.row_prod": np.prod,
-            }[op]
-            x = self.value(a[0])
-            return fn(x, axis=-1, keepdims=bool(c.kwarg("keepdim", True))).astype(x.dtype)
-        if op == "tensor.view":
-            return self.value(a[0]).reshape(self.ints(a[1]))
-        if op == "tensor.create":
-            assert isinstance(ty, TensorType)
-            return np.zeros(self.ints(ty.shape), dtype=np_dtype(ty.dtype))
-        if op in SEMANTICS:
-            return SEMANTICS[op](self, c)
+        semantics = SHAPE_SEMANTICS.get(op) or SEMANTICS.get(op)
+        if semantics is not None:
+            return semantics(self, c)
         raise NotInterpretable(op, "the interpreter has no semantics for it")
 
     def fillpad(self, c: Call) -> np.ndarray:

@@ -41,11 +41,11 @@ class Evaluator(Protocol):
 Semantics = Callable[[Evaluator, Call], Any]
 
 
-def _dtype(dt: DataType) -> np.dtype[Any]:
+def dtype_of(dt: DataType) -> np.dtype[Any]:
     return np.dtype(dt.numpy_name)
 
 
-def _result(c: Call) -> TileType:
+def result_tile(c: Call) -> TileType:
     ty = c.type
     assert isinstance(ty, TileType)
     return ty
@@ -98,11 +98,19 @@ def _col_reduce(fn: Callable[..., np.ndarray]) -> Semantics:
     return run
 
 
+def _row_reduce(fn: Callable[..., np.ndarray]) -> Semantics:
+    def run(m: Evaluator, c: Call) -> np.ndarray:
+        x = m.value(c.args[0])
+        return np.asarray(fn(x, axis=-1, keepdims=bool(c.kwarg("keepdim", True)))).astype(x.dtype)
+
+    return run
+
+
 def _arg_reduce(fn: Callable[..., np.ndarray], axis: int) -> Semantics:
     def run(m: Evaluator, c: Call) -> np.ndarray:
         x = m.value(c.args[0])
         idx = np.expand_dims(fn(x, axis=axis), axis)
-        out = np.zeros(m.ints(_result(c).shape), dtype=_dtype(_result(c).dtype))
+        out = np.zeros(m.ints(result_tile(c).shape), dtype=dtype_of(result_tile(c).dtype))
         out[tuple(slice(0, n) for n in idx.shape)] = idx
         return out
 
@@ -110,9 +118,9 @@ def _arg_reduce(fn: Callable[..., np.ndarray], axis: int) -> Semantics:
 
 
 def _ci(m: Evaluator, c: Call) -> np.ndarray:
-    ty = _result(c)
+    ty = result_tile(c)
     start = int(m.value(c.args[0]))
-    out = np.zeros(m.ints(ty.shape), dtype=_dtype(ty.dtype))
+    out = np.zeros(m.ints(ty.shape), dtype=dtype_of(ty.dtype))
     cols = out.shape[-1]
     step = -1 if c.kwarg("descending", False) else 1
     out.reshape(-1, cols)[0] = start + step * np.arange(cols)
@@ -120,10 +128,10 @@ def _ci(m: Evaluator, c: Call) -> np.ndarray:
 
 
 def _tri(m: Evaluator, c: Call) -> np.ndarray:
-    ty = _result(c)
+    ty = result_tile(c)
     shape = m.ints(c.args[1])
     diagonal = int(m.value(c.args[0]))
-    ones = np.ones(shape, dtype=_dtype(ty.dtype))
+    ones = np.ones(shape, dtype=dtype_of(ty.dtype))
     out = np.triu(ones, diagonal) if c.kwarg("upper", False) else np.tril(ones, diagonal)
     if len(c.args) > 2:
         keep = np.zeros(shape, dtype=bool)
@@ -133,7 +141,7 @@ def _tri(m: Evaluator, c: Call) -> np.ndarray:
 
 
 def _matmul_bias(m: Evaluator, c: Call) -> np.ndarray:
-    dt = _dtype(_result(c).dtype)
+    dt = dtype_of(result_tile(c).dtype)
     work = np.float64 if dt.kind == "f" else np.int64
     x, y, bias = (m.value(a).astype(work) for a in c.args[:3])
     return (np.matmul(x, y) + bias[..., :1, :]).astype(dt)
@@ -184,6 +192,10 @@ SEMANTICS: dict[str, Semantics] = {
     "tensor.dim": _tensor_dim,
     # tiles
     "tile.extract": _extract,
+    "tile.row_sum": _row_reduce(np.sum),
+    "tile.row_max": _row_reduce(np.max),
+    "tile.row_min": _row_reduce(np.min),
+    "tile.row_prod": _row_reduce(np.prod),
     "tile.col_sum": _col_reduce(np.sum),
     "tile.col_max": _col_reduce(np.max),
     "tile.col_min": _col_reduce(np.min),
