@@ -661,6 +661,7 @@ class _FunctionParser:
         return out, targets
 
     def stmt(self, s: ast.stmt, env: dict[str, Var], out: list[Stmt]) -> list[str] | None:
+        """One statement into `out`; returns the names a yield (or a with-scope) binds, if any."""
         span = self.ctx.span(s)
         if isinstance(s, ast.Pass):
             return None
@@ -672,87 +673,98 @@ class _FunctionParser:
             out.append(BreakStmt(span) if isinstance(s, ast.Break) else ContinueStmt(span))
             return None
         if isinstance(s, ast.Assert):
-            message = (
-                s.msg.value if isinstance(s.msg, ast.Constant) and isinstance(s.msg.value, str) else None
-            )
-            if s.msg is not None and message is None:
-                self.ctx.error(s.msg, "an assert message must be a string literal")
-            out.append(AssertStmt(self.expr(s.test, env), message, span))
+            out.append(self.assert_stmt(s, env, span))
             return None
         value_node = s.value if isinstance(s, ast.Assign | ast.AnnAssign | ast.Expr) else None
         if isinstance(value_node, ast.Call) and _pl_name(value_node.func) == "yield_":
-            yielded = tuple(self.expr(a, env) for a in value_node.args)
-            out.append(YieldStmt(yielded, span))
-            if isinstance(s, ast.Assign):
-                return self.target_names(s.targets[0])
-            if isinstance(s, ast.AnnAssign):
-                names = self.target_names(s.target)
-                self.yield_types[names[0]] = self.type(s.annotation, env)
-                return names
-            return []
+            return self.yield_stmt(s, value_node, env, span, out)
         if isinstance(s, ast.AnnAssign):
-            if not isinstance(s.target, ast.Name) or s.value is None:
-                self.ctx.error(s, "expected 'name: type = value'")
-            declared = self.type(s.annotation, env)
-            if isinstance(s.value, ast.Call):
-                value = self.call(s.value, env, declared)
-            else:
-                value = self.expr(s.value, env)
-            ann = self.annotated(s, declared, value)
-            if isinstance(value, Call) and not value.is_function:
-                value = replace(value, type=ann)  # the annotation is the call's result type
-            v = self.var(s.target.id, ann, span)
-            out.append(AssignStmt(v, value, span))
-            env[s.target.id] = v
-            return None
-        if isinstance(s, ast.Assign):
-            if len(s.targets) != 1:
-                self.ctx.error(s, "chained assignment is not supported")
-            target = s.targets[0]
-            value = self.expr(s.value, env)
-            if isinstance(target, ast.Name):
-                v = self.var(target.id, type_of(value), span)
-                out.append(AssignStmt(v, value, span))
-                env[target.id] = v
-                return None
-            names = self.target_names(target)
-            tt = type_of(value)
-            if not isinstance(tt, TupleType) or len(tt.types) != len(names):
-                self.ctx.error(s, f"cannot unpack {len(names)} names from this value")
-            tmp = self.var("_".join(names) + "_tuple", tt, span)
-            out.append(AssignStmt(tmp, value, span))
-            for i, name in enumerate(names):
-                v = self.var(name, tt.types[i], span)
-                out.append(AssignStmt(v, TupleGetItem(tmp, i, span), span))
-                env[name] = v
-            return None
-        if isinstance(s, ast.Expr):
+            self.annotated_assign(s, env, span, out)
+        elif isinstance(s, ast.Assign):
+            self.assign(s, env, span, out)
+        elif isinstance(s, ast.Expr):
             if isinstance(s.value, ast.Call) and _pl_name(s.value.func) == "func_attr":
                 self.ctx.error(s, "pl.func_attr({...}) must be the first statement of a function")
             if isinstance(s.value, ast.Call) and _pl_name(s.value.func) == "cond":
                 self.ctx.error(s, "pl.cond(...) must be the first statement of a pl.while_ loop")
             out.append(EvalStmt(self.expr(s.value, env), span))
-            return None
-        if isinstance(s, ast.Return):
-            if s.value is None:
-                values: tuple[Expr, ...] = ()
-            elif isinstance(s.value, ast.Tuple):
-                values = tuple(self.expr(e, env) for e in s.value.elts)
-            else:
-                values = (self.expr(s.value, env),)
-            out.append(ReturnStmt(values, span))
-            return None
-        if isinstance(s, ast.For):
+        elif isinstance(s, ast.Return):
+            out.append(self.return_stmt(s, env, span))
+        elif isinstance(s, ast.For):
             out.append(self.for_stmt(s, env))
-            return None
-        if isinstance(s, ast.If):
+        elif isinstance(s, ast.If):
             out.append(self.if_stmt(s, env))
-            return None
-        if isinstance(s, ast.With):
+        elif isinstance(s, ast.With):
             scope, targets = self.with_stmt(s, env)
             out.append(scope)
             return targets
-        self.ctx.error(s, f"unsupported statement '{ast.unparse(s).splitlines()[0]}'")
+        else:
+            self.ctx.error(s, f"unsupported statement '{ast.unparse(s).splitlines()[0]}'")
+        return None
+
+    def assert_stmt(self, s: ast.Assert, env: dict[str, Var], span: Span) -> AssertStmt:
+        message = s.msg.value if isinstance(s.msg, ast.Constant) and isinstance(s.msg.value, str) else None
+        if s.msg is not None and message is None:
+            self.ctx.error(s.msg, "an assert message must be a string literal")
+        return AssertStmt(self.expr(s.test, env), message, span)
+
+    def yield_stmt(
+        self, s: ast.stmt, call: ast.Call, env: dict[str, Var], span: Span, out: list[Stmt]
+    ) -> list[str]:
+        """`pl.yield_(...)`, bare or bound: the bound names are the enclosing loop's or if's results."""
+        out.append(YieldStmt(tuple(self.expr(a, env) for a in call.args), span))
+        if isinstance(s, ast.Assign):
+            return self.target_names(s.targets[0])
+        if isinstance(s, ast.AnnAssign):
+            names = self.target_names(s.target)
+            self.yield_types[names[0]] = self.type(s.annotation, env)
+            return names
+        return []
+
+    def annotated_assign(self, s: ast.AnnAssign, env: dict[str, Var], span: Span, out: list[Stmt]) -> None:
+        if not isinstance(s.target, ast.Name) or s.value is None:
+            self.ctx.error(s, "expected 'name: type = value'")
+        declared = self.type(s.annotation, env)
+        if isinstance(s.value, ast.Call):
+            value = self.call(s.value, env, declared)
+        else:
+            value = self.expr(s.value, env)
+        ann = self.annotated(s, declared, value)
+        if isinstance(value, Call) and not value.is_function:
+            value = replace(value, type=ann)  # the annotation is the call's result type
+        v = self.var(s.target.id, ann, span)
+        out.append(AssignStmt(v, value, span))
+        env[s.target.id] = v
+
+    def assign(self, s: ast.Assign, env: dict[str, Var], span: Span, out: list[Stmt]) -> None:
+        if len(s.targets) != 1:
+            self.ctx.error(s, "chained assignment is not supported")
+        target = s.targets[0]
+        value = self.expr(s.value, env)
+        if isinstance(target, ast.Name):
+            v = self.var(target.id, type_of(value), span)
+            out.append(AssignStmt(v, value, span))
+            env[target.id] = v
+            return
+        names = self.target_names(target)
+        tt = type_of(value)
+        if not isinstance(tt, TupleType) or len(tt.types) != len(names):
+            self.ctx.error(s, f"cannot unpack {len(names)} names from this value")
+        tmp = self.var("_".join(names) + "_tuple", tt, span)
+        out.append(AssignStmt(tmp, value, span))
+        for i, name in enumerate(names):
+            v = self.var(name, tt.types[i], span)
+            out.append(AssignStmt(v, TupleGetItem(tmp, i, span), span))
+            env[name] = v
+
+    def return_stmt(self, s: ast.Return, env: dict[str, Var], span: Span) -> ReturnStmt:
+        if s.value is None:
+            values: tuple[Expr, ...] = ()
+        elif isinstance(s.value, ast.Tuple):
+            values = tuple(self.expr(e, env) for e in s.value.elts)
+        else:
+            values = (self.expr(s.value, env),)
+        return ReturnStmt(values, span)
 
     def target_names(self, target: ast.AST) -> list[str]:
         if isinstance(target, ast.Name):
