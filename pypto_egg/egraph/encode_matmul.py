@@ -258,27 +258,47 @@ def accumulator_facts(enc: Encoding, fn: Function, sids: range | None = None) ->
     A chain is a component of the edges seeded by a batched accumulator or a 2-D window, so only variables
     the edges, the seeds and the windows mention can be members: the per-variable facts are written for
     those alone (a kernel without accumulators writes none)."""
-    rows: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
-    seen: dict[int, Var] = {}
+    graph = _AliasGraph(enc)
+    for p in fn.params:
+        graph.var_info(p.var)
+        graph.rows["PoisonRow"].append((p.var.uid,))
+    graph.walk(fn.body)
+    for sid in sids if sids is not None else range(len(enc.statements)):
+        call = enc.statements[sid][1]
+        if call.op == "tile.batch_matmul_acc" and isinstance(call.args[0], Var):
+            graph.var_info(call.args[0])
+            graph.rows["BmmAccRow"].append((sid, call.args[0].uid))
+    for rel, new in graph.member_rows().items():
+        enc.rows[rel] += new
 
-    def var_info(v: Var) -> None:
-        if v.uid not in seen and isinstance(v.type, TileType):
-            seen[v.uid] = v
 
-    def use(e: object, kind: str, sid: int = -1) -> None:
+class _AliasGraph:
+    """The rows of one function's alias graph, gathered statement by statement."""
+
+    def __init__(self, enc: Encoding) -> None:
+        self.enc = enc
+        self.rows: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
+        self.seen: dict[int, Var] = {}
+
+    def var_info(self, v: Var) -> None:
+        if v.uid not in self.seen and isinstance(v.type, TileType):
+            self.seen[v.uid] = v
+
+    def use(self, e: object, kind: str, sid: int = -1) -> None:
         refs: list[int] = []
         _refs(e, refs)
         for r in refs:
-            rows["UseKindRow"].append((r, kind, sid))
+            self.rows["UseKindRow"].append((r, kind, sid))
 
-    def edge(a: Var, b: object) -> None:
+    def edge(self, a: Var, b: object) -> None:
         if isinstance(b, Var):
-            var_info(a)
-            var_info(b)
-            rows["AliasRow"].append((a.uid, b.uid))
+            self.var_info(a)
+            self.var_info(b)
+            self.rows["AliasRow"].append((a.uid, b.uid))
 
-    def record_window(sid: int, v: Var, op: str, args: tuple[Expr, ...]) -> None:
+    def record_window(self, sid: int, v: Var, op: str, args: tuple[Expr, ...]) -> None:
         """2-D windows of a parent tile and writebacks into it (the row-window facts, B-180)."""
+        enc = self.enc
         if (
             op == "tile.slice"
             and isinstance(args[0], Var)
@@ -286,134 +306,137 @@ def accumulator_facts(enc: Encoding, fn: Function, sids: range | None = None) ->
         ):
             shape, offs = args[1], args[2]
             assert isinstance(shape, MakeTuple) and isinstance(offs, MakeTuple)
-            rows["SliceRow"].append((sid, v.uid, args[0].uid, enc.dims(shape.elements), enc.dims(offs.elements),
-                                     int(len(args) > 3)))  # fmt: skip
+            self.rows["SliceRow"].append((sid, v.uid, args[0].uid, enc.dims(shape.elements),
+                                          enc.dims(offs.elements), int(len(args) > 3)))  # fmt: skip
         if (
             op == "tile.assemble"
             and isinstance(args[0], Var)
             and isinstance(args[1], Var)
             and isinstance(args[2], MakeTuple)
         ):
-            rows["InsertRow"].append((sid, v.uid, args[0].uid, args[1].uid, enc.dims(args[2].elements)))
+            self.rows["InsertRow"].append((sid, v.uid, args[0].uid, args[1].uid, enc.dims(args[2].elements)))
 
-    def walk(body: tuple[Stmt, ...]) -> None:
+    def walk(self, body: tuple[Stmt, ...]) -> None:
         for s in body:
             if isinstance(s, AssignStmt):
-                v, value = s.var, s.value
-                var_info(v)
-                if isinstance(value, Var):
-                    edge(v, value)
-                    rows["DefKindRow"].append((v.uid, "alias"))
-                elif isinstance(value, Call) and not value.is_function:
-                    op, args = value.op, value.args
-                    sid = enc.stmt_ids.get(id(s), -1)
-                    record_window(sid, v, op, args)
-                    if op in ("tile.batch_matmul_acc", "tile.matmul_acc", "tile.assemble") and isinstance(
-                        args[0], Var
-                    ):
-                        edge(v, args[0])
-                        rows["DefKindRow"].append(
-                            (v.uid, "accumulate" if op != "tile.assemble" else "insert")
-                        )
-                        rest = args[1:]
-                    else:
-                        kind = {"tile.create": "create", "tile.batch_matmul": "bmm"}.get(op, op)
-                        rows["DefKindRow"].append((v.uid, kind))
-                        rest = args
-                        if args and isinstance(args[0], Var):
-                            first = args[0]
-                            if op == "tile.store":
-                                offs = args[1]
-                                dst = type_of(args[2])
-                                ok = (len(args) == 3 and isinstance(offs, MakeTuple) and isinstance(dst, TensorType)
-                                      and isinstance(first.type, TileType) and len(offs.elements) == first.type.rank
-                                      and dst.rank == first.type.rank)  # fmt: skip
-                                rows["UseKindRow"].append(
-                                    (first.uid, "drain-store" if ok else "tile.store", sid)
-                                )
-                                rest = args[1:]
-                            elif op == "tile.move":
-                                rows["UseKindRow"].append((first.uid, "drain-move", sid))
-                                rest = args[1:]
-                    for a in rest:
-                        use(a, f"operand:{op}")
-                else:
-                    use(value, "other")
+                self.assign(s)
             elif isinstance(s, EvalStmt):
-                use(s.expr, "other")
+                self.use(s.expr, "other")
             elif isinstance(s, ReturnStmt):
                 for x in s.values:
-                    use(x, "other")
+                    self.use(x, "other")
             elif isinstance(s, SeqStmts):
-                walk(s.stmts)
+                self.walk(s.stmts)
             elif isinstance(s, ScopeStmt):
-                walk(s.body)
+                self.walk(s.body)
             elif isinstance(s, IfStmt):
-                use(s.condition, "other")
-                walk(s.then_body)
-                walk(s.else_body or ())
-                ty, ey = _own_yields(s.then_body), _own_yields(s.else_body or ())
-                ok = len(ty) == 1 and len(ey) == 1 and s.else_body is not None
-                for i, rv in enumerate(s.return_vars):
-                    var_info(rv)
-                    rows["DefKindRow"].append((rv.uid, "carry"))
-                    if ok and i < len(ty[0].values) and i < len(ey[0].values):
-                        edge(rv, ty[0].values[i])
-                        edge(rv, ey[0].values[i])
-                    else:
-                        rows["PoisonRow"].append((rv.uid,))
+                self.if_stmt(s)
             elif isinstance(s, ForStmt | WhileStmt):
-                if isinstance(s, ForStmt):
-                    for x in (s.start, s.stop, s.step):
-                        use(x, "other")
-                else:
-                    use(s.condition, "other")
-                walk(s.body)
-                ys = _own_yields(s.body)
-                for i, ia in enumerate(s.iter_args):
-                    var_info(ia.var)
-                    rows["DefKindRow"].append((ia.var.uid, "carry"))
-                    if isinstance(ia.init, Var):
-                        edge(ia.var, ia.init)
-                    else:
-                        use(ia.init, "other")
-                        rows["PoisonRow"].append((ia.var.uid,))
-                    ret = s.return_vars[i] if i < len(s.return_vars) else None
-                    if ret is not None:
-                        var_info(ret)
-                        rows["DefKindRow"].append((ret.uid, "carry"))
-                        edge(ret, ia.var)
-                    if len(ys) == 1 and len(ys[0].values) == len(s.iter_args):
-                        edge(ia.var, ys[0].values[i])
-                    else:
-                        rows["PoisonRow"].append((ia.var.uid,))
-                        if ret is not None:
-                            rows["PoisonRow"].append((ret.uid,))
-            elif isinstance(s, YieldStmt):
-                pass  # the carries above join yields to their loop or if
+                self.loop(s)
+            # a YieldStmt adds nothing: the carries join yields to their loop or if
 
-    for p in fn.params:
-        var_info(p.var)
-        rows["PoisonRow"].append((p.var.uid,))
-    walk(fn.body)
-    for sid in sids if sids is not None else range(len(enc.statements)):
-        call = enc.statements[sid][1]
-        if call.op == "tile.batch_matmul_acc" and isinstance(call.args[0], Var):
-            var_info(call.args[0])
-            rows["BmmAccRow"].append((sid, call.args[0].uid))
-    members = {u for r in rows["AliasRow"] for u in r} | {r[1] for r in rows["BmmAccRow"]}
-    members |= {u for r in rows["SliceRow"] for u in r[1:3]} | {u for r in rows["InsertRow"] for u in r[1:4]}
-    for rel in ("DefKindRow", "UseKindRow", "PoisonRow"):
-        rows[rel] = [r for r in rows[rel] if r[0] in members]
-    for uid in sorted(members & seen.keys()):
-        t = seen[uid].type
-        assert isinstance(t, TileType)
-        static = all(static_int(d) is not None for d in t.shape)
-        partial = any(not (static_int(a) is not None and static_int(a) == static_int(b))
-                      for a, b in zip(t.valid_shape, t.shape))  # fmt: skip
-        mem = t.memory.value if t.memory is not None else "none"
-        rows["AccVarRow"].append((uid, enc.dims(t.shape), t.dtype.nbytes, mem, int(partial), int(static)))
-        if t.memref is not None:
-            rows["MemRefRow"].append((uid,))
-    for rel, new in rows.items():
-        enc.rows[rel] += new
+    def assign(self, s: AssignStmt) -> None:
+        rows = self.rows
+        v, value = s.var, s.value
+        self.var_info(v)
+        if isinstance(value, Var):
+            self.edge(v, value)
+            rows["DefKindRow"].append((v.uid, "alias"))
+            return
+        if not (isinstance(value, Call) and not value.is_function):
+            self.use(value, "other")
+            return
+        op, args = value.op, value.args
+        sid = self.enc.stmt_ids.get(id(s), -1)
+        self.record_window(sid, v, op, args)
+        if op in ("tile.batch_matmul_acc", "tile.matmul_acc", "tile.assemble") and isinstance(args[0], Var):
+            self.edge(v, args[0])
+            rows["DefKindRow"].append((v.uid, "accumulate" if op != "tile.assemble" else "insert"))
+            rest = args[1:]
+        else:
+            rows["DefKindRow"].append(
+                (v.uid, {"tile.create": "create", "tile.batch_matmul": "bmm"}.get(op, op))
+            )
+            rest = args
+            if args and isinstance(args[0], Var):
+                first = args[0]
+                if op == "tile.store":
+                    offs = args[1]
+                    dst = type_of(args[2])
+                    ok = (len(args) == 3 and isinstance(offs, MakeTuple) and isinstance(dst, TensorType)
+                          and isinstance(first.type, TileType) and len(offs.elements) == first.type.rank
+                          and dst.rank == first.type.rank)  # fmt: skip
+                    rows["UseKindRow"].append((first.uid, "drain-store" if ok else "tile.store", sid))
+                    rest = args[1:]
+                elif op == "tile.move":
+                    rows["UseKindRow"].append((first.uid, "drain-move", sid))
+                    rest = args[1:]
+        for a in rest:
+            self.use(a, f"operand:{op}")
+
+    def if_stmt(self, s: IfStmt) -> None:
+        self.use(s.condition, "other")
+        self.walk(s.then_body)
+        self.walk(s.else_body or ())
+        ty, ey = _own_yields(s.then_body), _own_yields(s.else_body or ())
+        ok = len(ty) == 1 and len(ey) == 1 and s.else_body is not None
+        for i, rv in enumerate(s.return_vars):
+            self.var_info(rv)
+            self.rows["DefKindRow"].append((rv.uid, "carry"))
+            if ok and i < len(ty[0].values) and i < len(ey[0].values):
+                self.edge(rv, ty[0].values[i])
+                self.edge(rv, ey[0].values[i])
+            else:
+                self.rows["PoisonRow"].append((rv.uid,))
+
+    def loop(self, s: ForStmt | WhileStmt) -> None:
+        rows = self.rows
+        if isinstance(s, ForStmt):
+            for x in (s.start, s.stop, s.step):
+                self.use(x, "other")
+        else:
+            self.use(s.condition, "other")
+        self.walk(s.body)
+        ys = _own_yields(s.body)
+        for i, ia in enumerate(s.iter_args):
+            self.var_info(ia.var)
+            rows["DefKindRow"].append((ia.var.uid, "carry"))
+            if isinstance(ia.init, Var):
+                self.edge(ia.var, ia.init)
+            else:
+                self.use(ia.init, "other")
+                rows["PoisonRow"].append((ia.var.uid,))
+            ret = s.return_vars[i] if i < len(s.return_vars) else None
+            if ret is not None:
+                self.var_info(ret)
+                rows["DefKindRow"].append((ret.uid, "carry"))
+                self.edge(ret, ia.var)
+            if len(ys) == 1 and len(ys[0].values) == len(s.iter_args):
+                self.edge(ia.var, ys[0].values[i])
+            else:
+                rows["PoisonRow"].append((ia.var.uid,))
+                if ret is not None:
+                    rows["PoisonRow"].append((ret.uid,))
+
+    def member_rows(self) -> dict[str, list[tuple[Any, ...]]]:
+        """The rows of the variables a chain can hold: those the edges, the seeds and the windows mention."""
+        rows = self.rows
+        members = {u for r in rows["AliasRow"] for u in r} | {r[1] for r in rows["BmmAccRow"]}
+        members |= {u for r in rows["SliceRow"] for u in r[1:3]} | {
+            u for r in rows["InsertRow"] for u in r[1:4]
+        }
+        for rel in ("DefKindRow", "UseKindRow", "PoisonRow"):
+            rows[rel] = [r for r in rows[rel] if r[0] in members]
+        for uid in sorted(members & self.seen.keys()):
+            t = self.seen[uid].type
+            assert isinstance(t, TileType)
+            static = all(static_int(d) is not None for d in t.shape)
+            partial = any(not (static_int(a) is not None and static_int(a) == static_int(b))
+                          for a, b in zip(t.valid_shape, t.shape))  # fmt: skip
+            mem = t.memory.value if t.memory is not None else "none"
+            rows["AccVarRow"].append(
+                (uid, self.enc.dims(t.shape), t.dtype.nbytes, mem, int(partial), int(static))
+            )
+            if t.memref is not None:
+                rows["MemRefRow"].append((uid,))
+        return rows
