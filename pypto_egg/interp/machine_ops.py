@@ -1,6 +1,5 @@
 """Semantics of the ops a real InCore function holds besides arithmetic on tiles: synchronisation, buffer
-handles, block and rank queries, scalar tensor access, column reductions, index reductions, extracts and
-generated tiles.
+handles, block and rank queries, row and column reductions, index reductions, extracts and generated tiles.
 
 The interpreter runs one function on one core, in program order. So a barrier, a fence or a pipe
 initialisation orders nothing and is a no-op; the function runs as block 0 of 1 (sub-block 0) on rank 0 of 1;
@@ -76,32 +75,12 @@ def _extract(m: Evaluator, c: Call) -> np.ndarray:
     return out
 
 
-def _tensor_read(m: Evaluator, c: Call) -> Any:
-    return m.value(c.args[0])[m.ints(c.args[1])].item()
+def _reduce(fn: Callable[..., np.ndarray], axis: int) -> Semantics:
+    """A row (axis -1) or column (axis -2) reduction, keeping the reduced axis unless told not to."""
 
-
-def _tensor_write(m: Evaluator, c: Call) -> Any:
-    dst = m.value(c.args[0])
-    dst[m.ints(c.args[1])] = m.value(c.args[2])  # a tensor is a buffer: written in place
-    return dst
-
-
-def _tensor_dim(m: Evaluator, c: Call) -> int:
-    return int(np.shape(m.value(c.args[0]))[int(m.value(c.args[1]))])
-
-
-def _col_reduce(fn: Callable[..., np.ndarray]) -> Semantics:
     def run(m: Evaluator, c: Call) -> np.ndarray:
         x = m.value(c.args[0])
-        return np.asarray(fn(x, axis=-2, keepdims=True)).astype(x.dtype)
-
-    return run
-
-
-def _row_reduce(fn: Callable[..., np.ndarray]) -> Semantics:
-    def run(m: Evaluator, c: Call) -> np.ndarray:
-        x = m.value(c.args[0])
-        return np.asarray(fn(x, axis=-1, keepdims=bool(c.kwarg("keepdim", True)))).astype(x.dtype)
+        return np.asarray(fn(x, axis=axis, keepdims=bool(c.kwarg("keepdim", True)))).astype(x.dtype)
 
     return run
 
@@ -186,20 +165,16 @@ SEMANTICS: dict[str, Semantics] = {
     "tile.get_block_num": _constant(1),
     "tile.get_subblock_idx": _constant(0),
     "tensor.get_block_idx": _constant(0),
-    # scalar access to tensors
-    "tensor.read": _tensor_read,
-    "tensor.write": _tensor_write,
-    "tensor.dim": _tensor_dim,
     # tiles
     "tile.extract": _extract,
-    "tile.row_sum": _row_reduce(np.sum),
-    "tile.row_max": _row_reduce(np.max),
-    "tile.row_min": _row_reduce(np.min),
-    "tile.row_prod": _row_reduce(np.prod),
-    "tile.col_sum": _col_reduce(np.sum),
-    "tile.col_max": _col_reduce(np.max),
-    "tile.col_min": _col_reduce(np.min),
-    "tile.col_prod": _col_reduce(np.prod),
+    "tile.row_sum": _reduce(np.sum, -1),
+    "tile.row_max": _reduce(np.max, -1),
+    "tile.row_min": _reduce(np.min, -1),
+    "tile.row_prod": _reduce(np.prod, -1),
+    "tile.col_sum": _reduce(np.sum, -2),
+    "tile.col_max": _reduce(np.max, -2),
+    "tile.col_min": _reduce(np.min, -2),
+    "tile.col_prod": _reduce(np.prod, -2),
     "tile.row_argmax": _arg_reduce(np.argmax, -1),
     "tile.row_argmin": _arg_reduce(np.argmin, -1),
     "tile.col_argmax": _arg_reduce(np.argmax, -2),

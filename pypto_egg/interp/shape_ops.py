@@ -1,5 +1,6 @@
 """Semantics of the ops that make, copy or re-view a tile or tensor without computing on its elements:
-allocation, moves, reshapes, reinterpretation, transposes, element reads and writes, tensor views."""
+allocation, moves, reshapes, reinterpretation, transposes, element reads and writes of tiles and tensors,
+tensor extents and views."""
 
 from __future__ import annotations
 
@@ -50,6 +51,16 @@ def _read(m: Evaluator, c: Call) -> Any:
     return m.value(c.args[0])[m.ints(c.args[1])].item()
 
 
+def _tensor_write(m: Evaluator, c: Call) -> Any:
+    dst = m.value(c.args[0])
+    dst[m.ints(c.args[1])] = m.value(c.args[2])  # a tensor is a buffer: written in place
+    return dst
+
+
+def _tensor_dim(m: Evaluator, c: Call) -> int:
+    return int(np.shape(m.value(c.args[0]))[int(m.value(c.args[1]))])
+
+
 def _write(m: Evaluator, c: Call) -> np.ndarray:
     out = np.array(m.value(c.args[0]), copy=True)
     out[m.ints(c.args[1])] = m.value(c.args[2])
@@ -83,6 +94,9 @@ SHAPE_SEMANTICS: dict[str, Semantics] = {
     "tile.read": _read,
     "tile.write": _write,
     "tile.expands": _expands,
+    "tensor.read": _read,  # an element of a tile or a tensor, read the same way
+    "tensor.write": _tensor_write,
+    "tensor.dim": _tensor_dim,
     "tensor.view": _tensor_view,
     "tensor.create": _tensor_create,
 }
