@@ -48,14 +48,8 @@ from pypto_egg.ir.stmt import (
     WhileStmt,
     YieldStmt,
 )
-from pypto_egg.ir.types import (
-    MemorySpace,
-    MemRef,
-    TileType,
-    implicit_view,
-    make_tile_type,
-    retile,
-)
+from pypto_egg.ir.tiles import implicit_view, make_tile_type, retile
+from pypto_egg.ir.types import MemorySpace, MemRef, TileType
 from pypto_egg.ir.walk import blocks
 
 from .failures import failure

@@ -17,7 +17,8 @@ from pypto_egg.ir.expr import Call, ConstBool, Expr, MakeTuple, Var, type_of
 from pypto_egg.ir.ops import make_call
 from pypto_egg.ir.rebuild import Ctx, carry, substitute, with_operands
 from pypto_egg.ir.stmt import AssignStmt, Function, Stmt
-from pypto_egg.ir.types import MemorySpace, TileType, retile
+from pypto_egg.ir.tiles import retile
+from pypto_egg.ir.types import MemorySpace, TileType
 
 from .lower import Lowerer, PageCalls, int_tuple
 from .term import Term, as_int

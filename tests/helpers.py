@@ -7,12 +7,13 @@ from typing import Any
 import pypto_egg.language as pl
 from pypto_egg import interp, ir, passes
 from pypto_egg.backend import Backend
+from pypto_egg.ir import python_print
 from pypto_egg.ir.stmt import Program
 
 
 def roundtrip(program: Program) -> Program:
     """Print, parse back, and require structural equality."""
-    text = program.as_python()
+    text = python_print(program)
     again = pl.parse(text)
     ir.assert_structural_equal(program, again)
     return again
@@ -34,7 +35,7 @@ def check_meaning(
             want = interp.run(before, name, inputs)
             got = interp.run(after, name, inputs)
             diffs = interp.output_differences(want, got)
-            assert not diffs, f"{name} (seed {seed}) changed meaning: {diffs}\n{after.as_python()}"
+            assert not diffs, f"{name} (seed {seed}) changed meaning: {diffs}\n{python_print(after)}"
 
 
 def flatten(
@@ -49,9 +50,9 @@ def flatten(
     seeds: tuple[int, ...] = (0, 1),
 ) -> Program:
     """Run the pass; check it did not mutate its input, matches `expected`, round-trips, and keeps meaning."""
-    text_before = before.as_python()
+    text_before = python_print(before)
     after = passes.flatten_tile_nd_to_2d(backend=backend, verify=verify)(before)
-    assert before.as_python() == text_before, "the pass mutated its input"
+    assert python_print(before) == text_before, "the pass mutated its input"
     if expected is not None:
         ir.assert_structural_equal(after, expected)
     roundtrip(after)

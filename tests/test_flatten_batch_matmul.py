@@ -7,6 +7,7 @@ import pytest
 import pypto_egg.language as pl
 from pypto_egg import passes
 from pypto_egg.errors import PassError
+from pypto_egg.ir import python_print
 from pypto_egg.ir.expr import free_vars
 
 from helpers import flatten
@@ -319,7 +320,7 @@ class P:
         return out
 """
     after = flatten(pl.parse(src))
-    text = after.as_python()
+    text = python_print(after)
     assert text.count("rhs_pbload_") >= 2
     loop = next(s for s in after.functions[0].body if not hasattr(s, "var"))
     reloads = [s for s in loop.body if hasattr(s, "var") and s.var.name.startswith("rhs_pbload_")]

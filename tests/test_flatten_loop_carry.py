@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 import pypto_egg.language as pl
 from pypto_egg import interp, ir
 from pypto_egg.backend import ASCEND_910B, Backend
+from pypto_egg.ir import python_print
 
 from corpus import wrap
 from helpers import flatten
@@ -48,7 +49,7 @@ def carry_of(after: ir.Program) -> ir.ForStmt:
 def test_b200_b201_row_narrowed_acc_carry_is_reseeded_with_a_compact_storage_and_its_valid_shape():
     before = carry_program(MATMUL)
     after = flatten(before, scalars={"v": 37})
-    text = after.as_python()
+    text = python_print(after)
     assert (
         "acc_narrowed_storage: pl.Tile[[64, 256], pl.FP32, pl.Mem.Acc, pl.TileView(compact=pl.CompactMode.normal)] = "
         "pl.tile.create([64, 256], dtype=pl.FP32, target_memory=pl.Mem.Acc, compact=True)"
@@ -65,7 +66,7 @@ def test_b200_b201_row_narrowed_acc_carry_is_reseeded_with_a_compact_storage_and
 
 def test_b200_static_narrow_rows_whose_pitch_differs_are_reseeded():
     after = flatten(carry_program(MATMUL, rows="40", narrow="40"))
-    assert "pl.tile.set_validshape(acc_narrowed_storage, 40, 256)" in after.as_python()
+    assert "pl.tile.set_validshape(acc_narrowed_storage, 40, 256)" in python_print(after)
 
 
 @pytest.mark.parametrize(
@@ -82,7 +83,7 @@ def test_b200_static_narrow_rows_whose_pitch_differs_are_reseeded():
 )
 def test_b202_carries_left_alone(why, program):
     after = flatten(program(), scalars={"v": 9})
-    assert "_narrowed" not in after.as_python(), why
+    assert "_narrowed" not in python_print(after), why
 
 
 def test_b202_full_height_carry_is_left_alone():
@@ -98,7 +99,7 @@ out = pl.store(r, [0, 0], out)
 return out"""
     before = pl.parse(wrap(text, PARAMS.format(m=64), "pl.Tensor[[64, 256], pl.FP32]"))
     after = flatten(before, scalars={"v": 256})
-    assert "_narrowed" not in after.as_python()
+    assert "_narrowed" not in python_print(after)
 
 
 def test_b201_aliases_if_results_and_later_loops_are_retyped():
@@ -151,7 +152,7 @@ def test_generated_accumulator_loops_whose_yields_narrow(m, kind, memory, v):
     after = flatten(before, scalars={"v": v})
     loop = carry_of(after)
     rows = loop.iter_args[0].var.type.valid_shape[0]
-    if "_narrowed" in after.as_python():
+    if "_narrowed" in python_print(after):
         assert memory == "Acc" and kind != "body" and m > 16
         assert str(getattr(rows, "name", getattr(rows, "value", ""))) == narrow
     else:
@@ -191,7 +192,7 @@ def test_b200_b201_an_nd_seed_carried_through_batched_matmul_pages_is_reseeded(m
         inputs = interp.random_inputs(before.function("main"), v, scalars={"v": v})
         want, got = (interp.run(p, "main", inputs)["out"] for p in (before, after))
         np.testing.assert_array_equal(got[:, :v], want[:, :v])
-    text = after.as_python()
+    text = python_print(after)
     narrowed = (
         "pl.TileView(valid_shape=[pl.min(v, pl.const(64, pl.INDEX)), 256], compact=pl.CompactMode.normal)"
     )
@@ -216,7 +217,7 @@ def test_b202_an_nd_seed_whose_pages_are_whole_is_left_alone(rows):
     text = ND_SEED.replace("[1, v, 512]", f"[1, {rows}, 512]").replace("64", str(rows))
     params = ND_PARAMS.replace("64", str(rows))
     after = flatten(pl.parse(wrap(text, params, f"pl.Tensor[[1, {rows}, 256], pl.INT32]")), scalars={"v": 7})
-    assert "acc_narrowed" not in after.as_python()
+    assert "acc_narrowed" not in python_print(after)
     assert carry_of(after).iter_args[0].init.name == "acc"
 
 
@@ -224,7 +225,7 @@ def test_b202_the_fractal_height_is_the_backends():
     """A [32, 256] carry narrowed to v rows is re-seeded on a 16-row fractal, and left alone on a backend
     whose fractal is 32 rows high (its box is then one fractal block: both readings agree)."""
     before = carry_program(MATMUL, m=32)
-    assert "acc_narrowed" in flatten(before, backend="Ascend910B", scalars={"v": 7}).as_python()
+    assert "acc_narrowed" in python_print(flatten(before, backend="Ascend910B", scalars={"v": 7}))
     tall = Backend("TallFractal", ASCEND_910B.capacity, fractal_rows=32)
     after = flatten(before, backend=tall, scalars={"v": 7})
-    assert "acc_narrowed" not in after.as_python()
+    assert "acc_narrowed" not in python_print(after)

@@ -10,6 +10,7 @@ import pytest
 import pypto_egg.language as pl
 from pypto_egg import passes
 from pypto_egg.errors import InternalError, PassError
+from pypto_egg.ir import python_print
 from pypto_egg.passes import IRProperty
 
 from corpus import PROGRAMS
@@ -197,10 +198,10 @@ def test_input_program_is_never_mutated_even_when_the_pass_fails():
             out = pl.store(t, [0, 0, 0, 0], out)
             return out
 
-    text = Before.as_python()
+    text = python_print(Before)
     with pytest.raises(PassError):
         passes.flatten_tile_nd_to_2d()(Before)
-    assert Before.as_python() == text
+    assert python_print(Before) == text
 
 
 def test_backend_capacities_are_asserted_as_facts():
@@ -264,7 +265,7 @@ def test_b005_one_e_graph_serves_every_incore_function_and_each_is_lowered_as_al
     together = passes.flatten_tile_nd_to_2d()
     after = together(program)
     assert len(together.reports) == 1 and together.reports[0].function == "k0, k1, k2"
-    from pypto_egg.ir.printer import python_print
+    from pypto_egg.ir import python_print
 
     for fn in program.functions:  # the same function as the pass gives it in a program of its own
         alone = passes.flatten_tile_nd_to_2d()(replace(program, functions=(fn,)))
@@ -285,7 +286,7 @@ def test_functions_that_share_statement_objects_are_each_rewritten():
     program = replace(program, functions=(program.functions[0], twin))
     after = passes.flatten_tile_nd_to_2d()(program)
     assert [d.value for d in after.functions[1].body[0].var.type.shape] == [32, 32]
-    from pypto_egg.ir.printer import python_print
+    from pypto_egg.ir import python_print
 
     assert python_print(after.functions[1]) == python_print(after.functions[0]).replace("def k0(", "def k1(")
 
@@ -313,4 +314,4 @@ def test_the_cyclic_collector_is_restored_and_what_the_caller_froze_stays_frozen
     finally:
         gc.unfreeze()
         (gc.enable if was else gc.disable)()
-    assert "pl.Tile[[6, 4]" in after.as_python()
+    assert "pl.Tile[[6, 4]" in python_print(after)

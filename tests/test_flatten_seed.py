@@ -9,6 +9,7 @@ import pytest
 
 import pypto_egg.language as pl
 from pypto_egg import ir, passes
+from pypto_egg.ir import python_print
 
 from helpers import check_meaning, flatten
 
@@ -32,7 +33,7 @@ def test_seed_example_after_is_the_specification_after():
 
 def test_seed_after_prints_in_dsl_form():
     seed = load_example("seed_example")
-    text = passes.flatten_tile_nd_to_2d()(seed.Before).as_python()
+    text = python_print(passes.flatten_tile_nd_to_2d()(seed.Before))
     assert "x_tile: pl.Tile[[6, 4], pl.FP32] = pl.tile.load(x, [0, 0, 0], [2, 3, 4], [2, 3, 4])" in text
     assert (
         "y_tile: pl.Tile[[6, 4], pl.FP32, pl.Mem.Vec] = pl.tile.add(x_tile, x_tile)" in text

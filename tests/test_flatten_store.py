@@ -10,6 +10,7 @@ import pypto_egg.language as pl
 from pypto_egg import interp, passes
 from pypto_egg.errors import PassError
 from pypto_egg.explain import explain_program
+from pypto_egg.ir import python_print
 
 from helpers import flatten
 
@@ -158,7 +159,7 @@ def test_b054_store_kwargs_are_kept():
             return out
 
     after = flatten(Before, meaning=False)
-    assert "pl.tile.store(t, [0, 0, 0], out, [2, 3, 4], atomic=pl.AtomicType.Add)" in after.as_python()
+    assert "pl.tile.store(t, [0, 0, 0], out, [2, 3, 4], atomic=pl.AtomicType.Add)" in python_print(after)
 
 
 def test_b052_safety_net_reshapes_an_nd_tile_operand():

@@ -18,6 +18,7 @@ import pypto_egg.language as epl
 import pypto_egg.pypto as egg
 from pypto_egg import interp
 from pypto_egg.errors import PassError
+from pypto_egg.ir import python_print
 from pypto_egg.pypto import loader, pipeline
 from pypto_egg.pypto.compare import DETERMINISTIC, compare_generated_code, generated_code
 
@@ -361,7 +362,7 @@ def test_constructs_of_real_programs_are_printed_back_as_pyptos_printer_spells_t
     pto = pypto()
     set_reference_backend()
     program = epl.parse(CONSTRUCTS)
-    printed = program.as_python()
+    printed = python_print(program)
     assert "pl.range(pl.const(0, pl.INT64), 4," in printed and "role=pl.Role.SubWorker):" in printed
     pto.ir.assert_structural_equal(pto.language.parse(printed), pto.language.parse(CONSTRUCTS))
     flat = egg.flatten_pass()(pto.language.parse(CONSTRUCTS))

@@ -27,6 +27,7 @@ from ..ir.stmt import (
     WhileStmt,
     YieldStmt,
 )
+from ..ir.tiles import tile_nbytes
 from ..ir.types import TensorType, TileType
 from ..ir.walk import blocks, walk_calls
 from .encode import BMM_OPS, BmmInfo, Encoding
@@ -130,13 +131,12 @@ def batch_matmuls(enc: Encoding, fn: Function) -> None:
                 store = nxt
             enc.rows["BmmRow"].append((
                 sid, kind, enc.dims(lt.shape), enc.dims(rt.shape), peeled[0][1], peeled[1][1],
-                lt.nbytes if lt.nbytes is not None else -1, rt.nbytes if rt.nbytes is not None else -1,
+                _bytes(lt), _bytes(rt),
                 enc.stmt_ids[id(store)] if store is not None else -1, int(_matmul_dtype_differs(lt, rt, s.var.type)),
             ))  # fmt: skip
             # what a staging tile of the pages would hold (the optimal strategy's option)
             if store is not None:
-                out_bytes = s.var.type.nbytes if isinstance(s.var.type, TileType) else None
-                enc.rows["BmmOutRow"].append((sid, out_bytes if out_bytes is not None else -1))
+                enc.rows["BmmOutRow"].append((sid, _bytes(s.var.type)))
             enc.bmm[sid] = BmmInfo(peeled[0][0], peeled[1][0], call.args[0] if kind else None,
                                    call.args[3] if kind and len(call.args) > 3 else None, store)  # fmt: skip
 
@@ -440,3 +440,9 @@ class _AliasGraph:
             if t.memref is not None:
                 rows["MemRefRow"].append((uid,))
         return rows
+
+
+def _bytes(t: object) -> int:
+    """A tile's size for the capacity facts; -1 where it is not static (the rules read -1 as unknown)."""
+    n = tile_nbytes(t) if isinstance(t, TileType) else None
+    return n if n is not None else -1

@@ -38,6 +38,7 @@ from .stmt import (
     WhileStmt,
     YieldStmt,
 )
+from .tiles import make_tile_type
 from .types import (
     AtomicType,
     CompactMode,
@@ -56,7 +57,6 @@ from .types import (
     TileView,
     TupleType,
     Type,
-    make_tile_type,
 )
 
 __all__ = [

@@ -8,18 +8,8 @@ from collections.abc import Sequence
 from ..errors import TypeDeductionError
 from .expr import Expr, MakeTuple, static_int, type_of
 from .printer import print_expr, print_type
-from .types import (
-    DataType,
-    MemorySpace,
-    TensorType,
-    TileLayout,
-    TileType,
-    TileView,
-    Type,
-    effective_view,
-    implicit_layouts,
-    make_tile_type,
-)
+from .tiles import effective_view, implicit_layouts, make_tile_type
+from .types import DataType, MemorySpace, TensorType, TileLayout, TileType, TileView, Type
 
 
 def fmt_shape(shape: Sequence[Expr]) -> str:

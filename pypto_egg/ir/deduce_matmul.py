@@ -9,17 +9,8 @@ from typing import Any
 from ..errors import TypeDeductionError
 from .deduce_common import _tile, fmt_shape
 from .expr import ConstInt, Expr, exprs_equal, static_int
-from .types import (
-    CompactMode,
-    DataType,
-    MemorySpace,
-    TileType,
-    TileView,
-    Type,
-    effective_view,
-    implicit_layouts,
-    make_tile_type,
-)
+from .tiles import effective_view, implicit_layouts, make_tile_type
+from .types import CompactMode, DataType, MemorySpace, TileType, TileView, Type
 
 Kwargs = dict[str, Any]
 

@@ -270,7 +270,3 @@ def free_vars(e: Expr) -> list[Var]:
 
     walk(e)
     return out
-
-
-_types.static_int = static_int
-_types.exprs_equal = exprs_equal

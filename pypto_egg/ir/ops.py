@@ -33,8 +33,8 @@ from .extents import window_valid
 from .registry import REGISTRY, Kwargs, OpDef, OutputMemory, register
 from .signatures import SIGNATURES
 from .span import Span
+from .tiles import DEFAULT_LAYOUTS, effective_view, implicit_layouts, make_tile_type, retile, tile_layouts
 from .types import (
-    DEFAULT_LAYOUTS,
     UNKNOWN_TYPE,
     CompactMode,
     DataType,
@@ -48,10 +48,6 @@ from .types import (
     TileType,
     TileView,
     Type,
-    effective_view,
-    implicit_layouts,
-    make_tile_type,
-    retile,
 )
 
 
@@ -241,7 +237,7 @@ def _move(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
     src = effective_view(t)
     b, sl, f = implicit_layouts(t.shape, memory)
     if (b, sl, f) == implicit_layouts(t.shape, None):
-        b, sl = t.blayout, t.slayout
+        b, sl, _ = tile_layouts(t)
     if memory is MemorySpace.Right:
         b = TileLayout.row_major
     b, sl = kw.get("blayout", b), kw.get("slayout", sl)
@@ -331,7 +327,7 @@ def _transpose_view(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
     src = effective_view(t)
     # the transpose dual: each layout's major-ness flips, none_box stays (NZ <-> ZN, NN <-> ZZ, ND <-> DN)
     flip = {TileLayout.row_major: TileLayout.col_major, TileLayout.col_major: TileLayout.row_major}
-    b, sl = t.blayout, t.slayout
+    b, sl, _ = tile_layouts(t)
     view = TileView(valid_shape=valid, blayout=flip.get(b, b), slayout=flip.get(sl, sl), fractal=src.fractal,
                     pad=src.pad, compact=src.compact)  # fmt: skip
     return make_tile_type(shape, t.dtype, t.memory, view)
@@ -387,9 +383,10 @@ def _write(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
 
 def _row_reduce(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
     t = _tile(op, args, 0, "tile")
-    if op == "tile.row_min" and (t.blayout, t.slayout) != (TileLayout.row_major, TileLayout.none_box):
+    b, sl, _ = tile_layouts(t)
+    if op == "tile.row_min" and (b, sl) != (TileLayout.row_major, TileLayout.none_box):
         raise TypeDeductionError(
-            f"{op} needs a row-major (ND) input, got blayout={t.blayout.name}, slayout={t.slayout.name}; "
+            f"{op} needs a row-major (ND) input, got blayout={b.name}, slayout={sl.name}; "
             f"a [N, 1] column is col_major: reduce it with tile.col_min, or move it to a row-major tile first"
         )
     keep = kw.get("keepdim", True)

@@ -42,6 +42,7 @@ from .stmt import (
     WhileStmt,
     YieldStmt,
 )
+from .tiles import implicit_layouts
 from .types import (
     AtomicType,
     CompactMode,
@@ -58,7 +59,6 @@ from .types import (
     TileType,
     TupleType,
     Type,
-    implicit_layouts,
 )
 from .walk import dynamic_dim_names
 

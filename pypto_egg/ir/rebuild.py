@@ -24,7 +24,8 @@ from .expr import (
     type_of,
 )
 from .stmt import IfStmt, ScopeStmt, SeqStmts, Stmt, YieldStmt
-from .types import TileType, Type, retile
+from .tiles import retile
+from .types import TileType, Type
 
 Ctx = dict[int, Expr]  # variable uid -> what replaces it
 

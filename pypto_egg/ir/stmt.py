@@ -213,14 +213,6 @@ class Program:
                 return f
         raise KeyError(f"program {self.name!r} has no function {name!r}")
 
-    def as_python(self) -> str:
-        from .printer import python_print
-
-        return python_print(self)
-
-    def __str__(self) -> str:
-        return self.as_python()
-
 
 # A program's header imports one of these as `pl`: pypto-egg's own reader, or PyPTO's (whose `pl.parse`
 # runs the text it reads, so it must see its own module).

@@ -54,6 +54,7 @@ from ..ir.stmt import (
     WhileStmt,
     YieldStmt,
 )
+from ..ir.tiles import make_tile_type, printed_view
 from ..ir.types import (
     AtomicType,
     CompactMode,
@@ -72,8 +73,6 @@ from ..ir.types import (
     TileView,
     TupleType,
     Type,
-    make_tile_type,
-    printed_view,
 )
 from .runtime import DynamicDim
 
