@@ -23,6 +23,7 @@ from pypto_egg.errors import PassError
 from pypto_egg.extract.cost import BACKEND_WEIGHTS, Weights
 from pypto_egg.ir.expr import Call
 from pypto_egg.ir.stmt import AssignStmt, EvalStmt, ForStmt, Program, Stmt
+from pypto_egg.ir.tiles import tile_nbytes
 
 MAT = {"Ascend910B": 512 * 1024, "Ascend950": 1024 * 1024}
 ACC = {"Ascend910B": 128 * 1024, "Ascend950": 256 * 1024}
@@ -111,7 +112,7 @@ def measure(program: Program) -> tuple[int, int]:
             continue
         instructions += 1
         if value.op == "tile.load" and isinstance(s, AssignStmt):
-            moved += s.var.type.nbytes or 0  # type: ignore[union-attr]
+            moved += tile_nbytes(s.var.type) or 0  # type: ignore[arg-type]
     return moved, instructions
 
 

@@ -116,153 +116,178 @@ class MatmulLowerer(Lowerer):
 
     def batch_matmul(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         """Per-batch pages (B-134..B-137, B-153, B-154): every offset and window comes from the bmm facts."""
-        mode, routes = str(plan.args[0]), (as_int(plan.args[1]), as_int(plan.args[2]))
-        sid = self.enc.stmt_ids[id(s)]
-        info = self.enc.bmm[sid]
-        span = call.span
-        pages = sorted((r[1], r[2], r[3]) for r in self.facts("BPage") if r[0] == sid)
-        slices = {(r[1], r[2]): r[3:] for r in self.facts("BSlice") if r[0] == sid}
-        rows = {r[1]: r[2] for r in self.facts("BRowWin") if r[0] == sid}
-        cols = {r[1]: r[2] for r in self.facts("BColWin") if r[0] == sid}
-        stores = {r[1]: (r[2], r[3]) for r in self.facts("BStore") if r[0] == sid}
-        lhs, rhs = substitute(info.lhs, ctx), substitute(info.rhs, ctx)
+        pages = _BmmPages(self, s, call, plan, ctx, out)
+        pages.check_accumulator()
+        pages.lower()
+
+
+class _BmmPages:
+    """One batched matmul's pages: the facts the rules derived for it, read once, and the statements each page
+    takes in the plan's mode (fast, fused, general, acc-fast, acc-rows, acc-cols, packed-producer)."""
+
+    def __init__(
+        self, low: MatmulLowerer, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]
+    ) -> None:
+        self.low, self.s, self.call, self.ctx, self.out = low, s, call, ctx, out
+        self.mode, self.routes = str(plan.args[0]), (as_int(plan.args[1]), as_int(plan.args[2]))
+        sid = self.sid = low.enc.stmt_ids[id(s)]
+        self.info = low.enc.bmm[sid]
+        self.span = call.span
+
+        def rows(name: str) -> list[tuple[Any, ...]]:
+            return [r for r in low.facts(name) if r[0] == sid]
+
+        self.pages = sorted((r[1], r[2], r[3]) for r in rows("BPage"))
+        self.slices = {(r[1], r[2]): r[3:] for r in rows("BSlice")}
+        self.row_at = {r[1]: r[2] for r in rows("BRowWin")}
+        self.col_at = {r[1]: r[2] for r in rows("BColWin")}
+        self.stores = {r[1]: (r[2], r[3]) for r in rows("BStore")}
+        self.reloads = {(r[1], r[2]): r[3:] for r in rows("BReload")}
+        self.static_at = {(r[1], r[2]): (r[3], r[4]) for r in rows("BReloadAt")}
+        self.reload_sides = {r[1]: r[2:] for r in rows("BReloadSide")}
+        self.bases = {r[1]: r[2] for r in rows("BmmBaseRow")}
+        self.views = {as_int(r[1]) for r in rows("ViewOperand")}
+        self.cast = bool(
+            rows("BPageCast")
+        )  # B-135/B-136: the pages move to Vec and cast to the result's dtype
+        geom = rows("BmmGeom")[0]
+        self.nb, self.m, self.n = as_int(geom[2]), as_int(geom[3]), as_int(geom[4])
         result_t = s.var.type if isinstance(s, AssignStmt) else call.type
         assert isinstance(result_t, TileType)
-        name = self.var_name(s) or "bmm"
-        geom = next(r for r in self.facts("BmmGeom") if r[0] == sid)
-        nb, m, n = as_int(geom[2]), as_int(geom[3]), as_int(geom[4])
-
-        reloads = {(r[1], r[2]): r[3:] for r in self.facts("BReload") if r[0] == sid}
-        static_at = {(r[1], r[2]): (r[3], r[4]) for r in self.facts("BReloadAt") if r[0] == sid}
-        reload_sides = {r[1]: r[2:] for r in self.facts("BReloadSide") if r[0] == sid}
-        bases = {r[1]: r[2] for r in self.facts("BmmBaseRow") if r[0] == sid}
-        views = {as_int(r[1]) for r in self.facts("ViewOperand") if r[0] == sid}
-
-        page_call = PageCalls(span)  # re-loads, slices, matmuls, moves, casts, windows, assembles
-
+        self.result_t = result_t
+        self.name = low.var_name(s) or "bmm"
+        self.page_call = PageCalls(self.span)  # re-loads, slices, matmuls, moves, casts, windows, assembles
         # a side re-loads every page through the same 2-D view of its tensor, with the same window
-        reloaded: dict[tuple[int, int, int, int], tuple[Call, MakeTuple]] = {}
+        self.reloaded: dict[tuple[int, int, int, int], tuple[Call, MakeTuple]] = {}
+        self.acc: Expr | None = substitute(self.info.acc, ctx) if self.info.acc is not None else None
+        self.init = substitute(self.info.init_cond, ctx) if self.info.init_cond is not None else None
+        self.store_args: list[Expr] = []
+        self.last: Expr | None = None
 
-        def page(side: int, i: int, b: int, operand: Expr) -> Var:
-            label = "lhs" if side == 0 else "rhs"
-            if routes[side] == 0:  # re-load page b of the operand's tensor (B-138)
-                at = static_at.get((i, side))
-                if at is not None:  # a static window, in integers
-                    view_shape, x, y = reload_sides[side]
-                    pos: MakeTuple = int_tuple(as_int(at[0]), as_int(at[1]), span=span)
-                else:
-                    view_shape, pos_term, x, y = reloads[(i, side)]
-                    pos = self.tuple_of(pos_term, call)
-                _, base = self.enc.statements[as_int(bases[side])]
-                key = (side, id(view_shape), id(x), id(y))
-                if key not in reloaded:
-                    src = substitute(base.args[0], ctx)
-                    reloaded[key] = (
-                        make_call("tensor.view", (src, self.tuple_of(view_shape, call)), span=span),
-                        MakeTuple((self.decode.dim(x, span), self.decode.dim(y, span)), span),
-                    )
-                view_call, window = reloaded[key]
-                view = self.emit(f"{label}_pbview2d_{b}", view_call, s.span, out)
-                load = page_call(f"{label}-load", "tile.load", (view, pos, window, window),
-                                 dict(base.kwargs), base.attrs)  # fmt: skip
-                loaded = self.emit(f"{label}_pbload_{b}", load, s.span, out)
-                if side in views:
-                    view_of = page_call(f"{label}-view", "tile.transpose_view", (loaded,))
-                    return self.emit(f"{label}_pbview_{b}", view_of, s.span, out)
-                return loaded
-            row, col, r, c = (as_int(x) for x in slices[(i, side)])
-            value = page_call(f"{label}-slice", "tile.slice", (operand, int_tuple(r, c, span=span),
-                              int_tuple(row, col, span=span)))  # fmt: skip
-            return self.emit(f"{label}_slice_{b}", value, s.span, out)
+    def emit(self, name: str, value: Call) -> Var:
+        return self.low.emit(name, value, self.s.span, self.out)
 
-        acc: Expr | None = substitute(info.acc, ctx) if info.acc is not None else None
-        acc_t = type_of(acc) if acc is not None else None
-        if acc is not None and not (isinstance(acc_t, TileType) and acc_t.rank == 2):  # B-150
+    def check_accumulator(self) -> None:
+        """B-150: the accumulator is 2-D once flattened (an N-D parameter is never retyped)."""
+        acc_t = type_of(self.acc) if self.acc is not None else None
+        if self.acc is not None and not (isinstance(acc_t, TileType) and acc_t.rank == 2):
             rank = acc_t.rank if isinstance(acc_t, TileType) else 0
             raise PassError(
                 f"FlattenTileNdTo2D: tile.batch_matmul_acc expects acc to be 2D after flatten, got rank {rank} "
                 f"(an N-D accumulator parameter is never retyped; allocate the accumulator inside the kernel with "
-                f"pl.tile.create){where(self.var_name(s), s.span)}"
+                f"pl.tile.create){where(self.low.var_name(self.s), self.s.span)}"
             )
-        init = substitute(info.init_cond, ctx) if info.init_cond is not None else None
-        store_args: list[Expr] = []
-        if mode == "general":
-            kw = {"dtype": result_t.dtype, "target_memory": MemorySpace.Vec}
-            acc = self.emit(
-                name, make_call("tile.create", (int_tuple(nb * m, n, span=span),), kw, span=span), s.span, out
-            )
-        if mode == "packed-producer":  # the chain's one Acc buffer, allocated here (B-139)
-            kw = {"dtype": result_t.dtype, "target_memory": MemorySpace.Acc}
-            packed = make_call("tile.create", (int_tuple(m, nb * n, span=span),), kw, span=span)
-            acc = self.emit(name, packed, s.span, out)
-        if mode == "fused" and info.store is not None:
-            sv = info.store.value
+
+    def lower(self) -> None:
+        mode, span, m, n, nb = self.mode, self.span, self.m, self.n, self.nb
+        if mode in (
+            "general",
+            "packed-producer",
+        ):  # the Vec staging tile (B-135), or the chain's Acc buffer (B-139)
+            shape = int_tuple(nb * m, n, span=span) if mode == "general" else int_tuple(m, nb * n, span=span)
+            memory = MemorySpace.Vec if mode == "general" else MemorySpace.Acc
+            kw = {"dtype": self.result_t.dtype, "target_memory": memory}
+            self.acc = self.emit(self.name, make_call("tile.create", (shape,), kw, span=span))
+        if mode == "fused" and self.info.store is not None:
+            sv = self.info.store.value
             assert isinstance(sv, Call)
-            store_args = [substitute(a, ctx) for a in sv.args[:3]]
-        last: Expr | None = None
-        for i, a, b in pages:
-            lp, rp = page(0, i, a, lhs), page(1, i, b, rhs)
+            self.store_args = [substitute(a, self.ctx) for a in sv.args[:3]]
+        lhs, rhs = substitute(self.info.lhs, self.ctx), substitute(self.info.rhs, self.ctx)
+        for i, a, b in self.pages:
+            lp, rp = self.operand(0, i, a, lhs), self.operand(1, i, b, rhs)
             if mode == "fast":
-                last = self.bind(s, make_call("tile.matmul", (lp, rp), span=span), ctx, out)
+                self.last = self.low.bind(
+                    self.s, make_call("tile.matmul", (lp, rp), span=span), self.ctx, self.out
+                )
             elif mode == "acc-fast":
-                args = (acc, lp, rp) if init is None else (acc, lp, rp, init)
-                last = self.bind(s, self.recreate(replace(call, op="tile.matmul_acc"), args, s), ctx, out)  # type: ignore[arg-type]
+                args = (self.acc, lp, rp) if self.init is None else (self.acc, lp, rp, self.init)
+                value = self.low.recreate(replace(self.call, op="tile.matmul_acc"), args, self.s)  # type: ignore[arg-type]
+                self.last = self.low.bind(self.s, value, self.ctx, self.out)
             elif mode in ("packed-producer", "acc-cols"):
-                assert acc is not None
-                offset = int_tuple(
-                    0, cols[i], span=span
-                )  # one tuple for the window and its writeback (B-139)
-                win = self.emit(f"acc_page_{i}", page_call("acc-window", "tile.slice", (acc, int_tuple(m, n, span=span),
-                                offset)), s.span, out)  # fmt: skip
-                cond: Expr | None = ConstBool(True, span) if mode == "packed-producer" else init
-                args = (win, lp, rp) if cond is None else (win, lp, rp, cond)
-                part = self.emit(
-                    f"matmul_acc_{i}", page_call("matmul-acc", "tile.matmul_acc", args), s.span, out
-                )
-                acc = self.emit(
-                    name, page_call("assemble", "tile.assemble", (acc, part, offset)), s.span, out
-                )
+                cond: Expr | None = ConstBool(True, span) if mode == "packed-producer" else self.init
+                self.accumulate(i, int_tuple(0, self.col_at[i], span=span), lp, rp, cond)  # B-139
             elif mode == "acc-rows":
-                assert acc is not None
-                win = self.emit(f"acc_page_{i}", page_call("acc-window", "tile.slice", (acc, int_tuple(m, n, span=span),
-                                int_tuple(rows[i], 0, span=span))), s.span, out)  # fmt: skip
-                args = (win, lp, rp) if init is None else (win, lp, rp, init)
-                part = self.emit(
-                    f"matmul_acc_{i}", page_call("matmul-acc", "tile.matmul_acc", args), s.span, out
-                )
-                acc = self.emit(name, page_call("assemble", "tile.assemble", (acc, part, int_tuple(rows[i], 0, span=span))),
-                                s.span, out)  # fmt: skip
+                self.accumulate(i, int_tuple(self.row_at[i], 0, span=span), lp, rp, self.init)
             else:
-                res: Expr = self.emit(
-                    f"matmul_{i}", page_call("matmul", "tile.matmul", (lp, rp)), s.span, out
-                )
-                differs = type_of(res).dtype != result_t.dtype  # type: ignore[union-attr]
-                if mode == "general" or differs:
-                    res = self.emit(f"matmul_vec_{i}", page_call("move", "tile.move", (res,),
-                                    {"target_memory": MemorySpace.Vec}), s.span, out)  # fmt: skip
-                if differs:
-                    res = self.emit(f"matmul_cast_{i}", page_call("cast", "tile.cast", (res,),
-                                    {"target_type": result_t.dtype, "mode": 2}), s.span, out)  # fmt: skip
-                if mode == "general":
-                    assert acc is not None
-                    acc = self.emit(name, page_call("assemble", "tile.assemble", (acc, res,
-                                    int_tuple(rows[i], 0, span=span))), s.span, out)  # fmt: skip
-                else:
-                    assert info.store is not None
-                    offsets, window = stores[i]
-                    sv = info.store.value
-                    assert isinstance(sv, Call)
-                    page_args: list[Expr] = [res, self.tuple_of(offsets, sv), store_args[2]]
-                    if isinstance(window, Term) and window.op != "DNil":
-                        page_args.append(self.tuple_of(window, sv))
-                    value = with_operands(sv, tuple(page_args), type_of(store_args[2]))
-                    store_args[2] = self.emit(f"{info.store.var.name}_{i}", value, info.store.span, out)
-                    last = store_args[2]
+                self.matmul_page(i, lp, rp)
+        s, acc = self.s, self.acc
         if (
             mode in ("general", "acc-rows", "acc-cols", "packed-producer")
             and isinstance(s, AssignStmt)
-            and acc is not None
+            and acc
         ):
-            ctx[s.var.uid] = acc
-        if mode == "fused" and info.store is not None:
-            self.consumed[id(info.store)] = last if isinstance(last, Var) else None
+            self.ctx[s.var.uid] = acc
+        if mode == "fused" and self.info.store is not None:
+            self.low.consumed[id(self.info.store)] = self.last if isinstance(self.last, Var) else None
+
+    def operand(self, side: int, i: int, b: int, operand: Expr) -> Var:
+        """Page b of one side: re-loaded from its tensor (B-138), or a slice of the whole operand (B-137)."""
+        label, span, call = ("lhs" if side == 0 else "rhs"), self.span, self.call
+        if self.routes[side] != 0:
+            row, col, r, c = (as_int(x) for x in self.slices[(i, side)])
+            sliced = (operand, int_tuple(r, c, span=span), int_tuple(row, col, span=span))
+            return self.emit(f"{label}_slice_{b}", self.page_call(f"{label}-slice", "tile.slice", sliced))
+        at = self.static_at.get((i, side))
+        if at is not None:  # a static window, in integers
+            view_shape, x, y = self.reload_sides[side]
+            pos: MakeTuple = int_tuple(as_int(at[0]), as_int(at[1]), span=span)
+        else:
+            view_shape, pos_term, x, y = self.reloads[(i, side)]
+            pos = self.low.tuple_of(pos_term, call)
+        _, base = self.low.enc.statements[as_int(self.bases[side])]
+        key = (side, id(view_shape), id(x), id(y))
+        if key not in self.reloaded:
+            src = substitute(base.args[0], self.ctx)
+            self.reloaded[key] = (
+                make_call("tensor.view", (src, self.low.tuple_of(view_shape, call)), span=span),
+                MakeTuple((self.low.decode.dim(x, span), self.low.decode.dim(y, span)), span),
+            )
+        view_call, window = self.reloaded[key]
+        view = self.emit(f"{label}_pbview2d_{b}", view_call)
+        load = self.page_call(
+            f"{label}-load", "tile.load", (view, pos, window, window), dict(base.kwargs), base.attrs
+        )
+        loaded = self.emit(f"{label}_pbload_{b}", load)
+        if side in self.views:
+            return self.emit(
+                f"{label}_pbview_{b}", self.page_call(f"{label}-view", "tile.transpose_view", (loaded,))
+            )
+        return loaded
+
+    def accumulate(self, i: int, offset: MakeTuple, lp: Var, rp: Var, cond: Expr | None) -> None:
+        """A window of the accumulator at `offset`, its matmul_acc, and its writeback at the same offset."""
+        assert self.acc is not None
+        extent = int_tuple(self.m, self.n, span=self.span)
+        win = self.emit(
+            f"acc_page_{i}", self.page_call("acc-window", "tile.slice", (self.acc, extent, offset))
+        )
+        args = (win, lp, rp) if cond is None else (win, lp, rp, cond)
+        part = self.emit(f"matmul_acc_{i}", self.page_call("matmul-acc", "tile.matmul_acc", args))
+        self.acc = self.emit(self.name, self.page_call("assemble", "tile.assemble", (self.acc, part, offset)))
+
+    def matmul_page(self, i: int, lp: Var, rp: Var) -> None:
+        """A page's matmul, moved to Vec (and cast) where the rules say so, then assembled into the staging tile
+        (general, B-135) or stored through the consuming store's window (fused, B-136)."""
+        res: Expr = self.emit(f"matmul_{i}", self.page_call("matmul", "tile.matmul", (lp, rp)))
+        if self.mode == "general" or self.cast:
+            move = self.page_call("move", "tile.move", (res,), {"target_memory": MemorySpace.Vec})
+            res = self.emit(f"matmul_vec_{i}", move)
+        if self.cast:
+            cast = self.page_call(
+                "cast", "tile.cast", (res,), {"target_type": self.result_t.dtype, "mode": 2}
+            )
+            res = self.emit(f"matmul_cast_{i}", cast)
+        if self.mode == "general":
+            assert self.acc is not None
+            at = int_tuple(self.row_at[i], 0, span=self.span)
+            self.acc = self.emit(self.name, self.page_call("assemble", "tile.assemble", (self.acc, res, at)))
+            return
+        store = self.info.store
+        assert store is not None and isinstance(store.value, Call)
+        offsets, window = self.stores[i]
+        page_args: list[Expr] = [res, self.low.tuple_of(offsets, store.value), self.store_args[2]]
+        if isinstance(window, Term) and window.op != "DNil":
+            page_args.append(self.low.tuple_of(window, store.value))
+        value = with_operands(store.value, tuple(page_args), type_of(self.store_args[2]))
+        self.store_args[2] = self.emit(f"{store.var.name}_{i}", value)
+        self.last = self.store_args[2]

@@ -13,6 +13,7 @@ from pypto_egg import interp, ir, passes
 from pypto_egg.backend import Backend
 from pypto_egg.errors import PassError
 from pypto_egg.ir import python_print
+from pypto_egg.ir.tiles import tile_nbytes
 from pypto_egg.ir.types import MemorySpace
 
 UNARY = ["pl.tile.exp", "pl.tile.neg", "pl.tile.abs", "pl.tile.relu"]
@@ -280,7 +281,9 @@ def test_generated_batched_matmuls_lower_to_verified_equivalent_programs(before,
 
 def _gm_bytes_and_instructions(program: ir.Program) -> tuple[int, int]:
     body = [s for s in program.functions[0].body if isinstance(getattr(s, "value", None), ir.Call)]
-    moved = sum(s.var.type.nbytes for s in body if s.value.op == "tile.load" and isinstance(s.var, ir.Var))
+    moved = sum(
+        tile_nbytes(s.var.type) for s in body if s.value.op == "tile.load" and isinstance(s.var, ir.Var)
+    )
     return moved, len(body)
 
 

@@ -18,6 +18,7 @@ from pypto_egg.backend import Backend
 from pypto_egg.errors import PassError, UserError
 from pypto_egg.extract.cost import OptimalCostModel
 from pypto_egg.ir import python_print
+from pypto_egg.ir.tiles import tile_nbytes
 from pypto_egg.ir.types import MemorySpace
 
 from helpers import check_meaning
@@ -59,7 +60,7 @@ def loads(program: pl.Program) -> list:
 
 
 def gm_bytes(program: pl.Program) -> int:
-    return sum(s.var.type.nbytes for s in loads(program))
+    return sum(tile_nbytes(s.var.type) for s in loads(program))
 
 
 def test_a_broadcast_operand_over_the_budget_is_loaded_once_instead_of_once_per_page():
