@@ -135,6 +135,7 @@ def test_the_pass_runs_from_a_thread_pool_and_a_process_pool_with_the_sequential
         import gc
         import pypto_egg.language as pl
         from pypto_egg import passes
+        from pypto_egg.ir import python_print
         from corpus import PROGRAMS
         names = sorted(PROGRAMS)
         def run(name):
@@ -181,6 +182,7 @@ def test_a_rule_file_egglog_rejects_is_reported_without_its_e_graph_leaving_the_
         sys.path.insert(0, {str(HERE)!r})
         import pypto_egg.language as pl
         from pypto_egg import passes
+        from pypto_egg.ir import python_print
         from pypto_egg.errors import RuleError
         from corpus import PROGRAMS
         program = pl.parse(PROGRAMS["seed"])
