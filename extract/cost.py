@@ -2,9 +2,10 @@
 
 A model gives each e-node its own cost; the extractor adds up the costs of the sub-DAG a choice
 brings in (shared e-classes counted once). The default model makes requests, handles and derived
-helper functions unextractable (a plan must be fully lowered), makes any Fail plan win (a violated
-precondition is reported, never bypassed), and otherwise counts nodes, so the smallest equivalent
-dimension term is chosen.
+helper functions unextractable (a plan must be fully lowered) and otherwise counts nodes, so the smallest
+equivalent dimension term is chosen. Which plan lowers a statement is the rules' choice (rules/choose.egg),
+not a model's: a model only chooses among the equal plans the rules leave, the optimal strategy's
+batched-matmul routes.
 """
 
 from __future__ import annotations
@@ -26,8 +27,6 @@ HELPERS = {
     "Rows", "RowsFrom", "LastDim", "Init", "Flat", "MergeValid", "VRow", "VRowAcc", "RowOff", "RowOffFrom", "Off2D",
     "Ones", "Rev", "RevAcc", "BcastRev", "ProdAll", "BIdxRev", "AdjOffs",
 }  # fmt: skip
-# Diagnostics the reference raises before others of the same statement.
-FAIL_PRIORITY = {"D-14": 1, "D-02-BMM": 2, "BMM-ACC-DYN": 3}
 
 
 class CostModel(Protocol):
@@ -44,19 +43,7 @@ class DefaultCostModel:
         op = node.op
         if op in HANDLES or op in HELPERS or op.endswith("Req"):
             return INF
-        if op == "Fail":
-            code = node.args[0]
-            return 0.001 * FAIL_PRIORITY.get(code if isinstance(code, str) else "", 5)
-        if op == "Drop":  # a dead whole load loses to nothing but a failure
-            return 0.1
-        if op in (
-            "AllocAcc",
-            "PackedDrain",
-        ):  # a packed chain's allocation and drain replace the generic ones
-            return 0.2
-        if op == "AsView":  # a legacy transpose read as a view replaces its materialising lowering
-            return 0.3
-        return 0.5 if op == "Forward" else 1.0
+        return 1.0
 
 
 @dataclass(frozen=True)

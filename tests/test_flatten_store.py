@@ -133,6 +133,25 @@ def test_b056_store_window_rejections(rows, cols, tensor, offsets, pattern):
     assert "tile.store" in str(info.value) and "variable 'out'" in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("tensor", "offsets", "pattern"),
+    [
+        # two axes start off 0: the innermost is reported, where the walk meets it first
+        ([2, 2, 2, 2, 8], [0, 1, 1, 0, 0], r"fills axis 2 \(extent 2\) completely"),
+        # an offset off 0, then rows that do not divide the next axis: the walk stops at the offset (D-13, not D-12)
+        ([2, 2, 2, 8], [0, 0, 1, 0], r"fills axis 2 \(extent 2\) completely"),
+        # the columns overrun and the rows do not divide an axis: the columns are checked first (D-14, not D-12)
+        ([2, 4, 8], [0, 0, 4], r"writes 8 columns at offset 4"),
+    ],
+    ids=["D-13-innermost-first", "D-13-before-D-12", "D-14-before-D-12"],
+)
+def test_b056_the_window_walk_reports_its_first_failure(tensor, offsets, pattern):
+    """B-056: the columns are checked, then the leading axes innermost first; the first failure is reported."""
+    rows = 16 if len(tensor) == 5 else 6
+    with pytest.raises(PassError, match=pattern):
+        passes.flatten_tile_nd_to_2d()(store_program(rows, 8, tensor, offsets))
+
+
 def test_b053_window_uses_the_valid_dims_of_the_tile():
     @pl.program
     class Before:

@@ -9,6 +9,7 @@ change of output is then reviewed in the diff, like any other change of behaviou
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -99,3 +100,24 @@ def test_the_rewritten_sample_programs_are_byte_identical_to_the_pinned_ones(
     want = path.read_text()
     names = [line[4:] for line in want.splitlines() if line.startswith("### ")]
     assert _sample_outputs(strategy, names) == want, f"the pass's output differs from {path.name}"
+
+
+def test_the_rules_pick_one_plan_for_every_statement() -> None:
+    """rules/choose.egg orders every statement's plans: no two picked plans of a statement tie, on any program
+    here, in either strategy (the optimal strategy's batched-matmul routes are the model's to choose)."""
+    for strategy, backend in RUNS:
+        flatten = passes.flatten_tile_nd_to_2d(backend=backend, strategy=strategy)
+        for name, program in programs():
+            with contextlib.suppress(UserError):
+                flatten(program)
+            assert all(r.ties == 0 for r in flatten.reports), (strategy, name)
+
+
+@requires_sample
+def test_the_rules_pick_one_plan_for_every_statement_of_the_sample() -> None:
+    for strategy in ("reference", "optimal"):
+        flatten = passes.flatten_tile_nd_to_2d(backend="Ascend910B", strategy=strategy)
+        for path in sample_programs():
+            with contextlib.suppress(UserError):
+                flatten(pl.parse_file(path))
+            assert all(r.ties == 0 for r in flatten.reports), (strategy, path.stem)

@@ -381,10 +381,14 @@ class _Reader:
 def explain_function(eg: EGraphRun, fn_name: str) -> list[StatementExplanation]:
     reader = _Reader(eg)
     candidates: dict[int, list[tuple[float, Term]]] = {}
+    precedence: dict[Term, int] = {}  # rules/choose.egg's order of each plan
+    classes = {cls: k for cls, k in eg.view().relations.get("PlanClass", [])}
     for sid, cls in eg.view().relations.get("Chose", []):
         term = reader.ex.term(cls) if isinstance(cls, ClassId) else None
         if term is not None:
             candidates.setdefault(sid, []).append((reader.ex.cost(cls), term))
+            if isinstance(classes.get(cls), int):
+                precedence[term] = classes[cls]
     chosen = eg.plans()
     out = []
     for sid in eg.encoding.function_sids.get(fn_name, range(len(eg.encoding.statements))):
@@ -400,11 +404,7 @@ def explain_function(eg: EGraphRun, fn_name: str) -> list[StatementExplanation]:
                 str(t),
                 c,
                 reader.rules_for(sid, t),
-                "a failure is always reported first"
-                if plan is not None and plan.op == "Fail"
-                else f"higher cost ({c:g} > {cost:g})"
-                if c > cost
-                else "equal cost; the printed plan breaks the tie",
+                _lost_because(precedence.get(t), precedence.get(plan) if plan is not None else None, c, cost),
             )
             for c, t in options
             if t != plan
@@ -416,6 +416,14 @@ def explain_function(eg: EGraphRun, fn_name: str) -> list[StatementExplanation]:
             reader.idle_rules(sid, rules),
         ))  # fmt: skip
     return out
+
+
+def _lost_because(mine: int | None, chosen: int | None, c: float, cost: float) -> str:
+    if mine is not None and chosen is not None and mine > chosen:
+        return f"the rules order it after the chosen plan (precedence {mine} > {chosen}, rules/choose.egg)"
+    if c > cost:
+        return f"higher cost ({c:g} > {cost:g})"
+    return "equal cost; the printed plan breaks the tie"
 
 
 def format_explanation(e: Explanation, terms: bool = False) -> str:

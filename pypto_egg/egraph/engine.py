@@ -289,6 +289,7 @@ class EGraphRun:
         self._view: EGraphView | None = None
         self._extraction: Extraction | None = None
         self._facts: dict[str, list[tuple[Term | int | float | str | bool | None, ...]]] = {}
+        self._plans: dict[int, Term | None] | None = None
 
     def close(self) -> None:
         """Take this function's facts off the thread's shared rules (a no-op for an e-graph of its own)."""
@@ -336,13 +337,12 @@ class EGraphRun:
         self._saturated = True
         routes = [
             f"(Route {sid} 0 {plan.args[1]}) (Route {sid} 1 {plan.args[2]})"
-            for sid, plan in self.plans().items()
-            if plan is not None and plan.op == "BatchMatmul"
+            for sid, plan in self.route_plans().items()
         ]
         run_text(self.egraph, " ".join([*routes, "(Settled)"]), "<routes>")
         if self._view is not None:  # what was read before the routes settled is stale
             self._view.release()
-        self._view, self._extraction, self._facts = None, None, {}
+        self._view, self._extraction, self._facts, self._plans = None, None, {}, None
         self._run_schedule(deadline)
 
     def _run_stage(self, stage: Stage, deadline: float) -> _StageRun:
@@ -428,12 +428,31 @@ class EGraphRun:
         return self._extraction
 
     def plans(self) -> dict[int, Term | None]:
-        """The cheapest plan the rules chose for each encoded statement (None: no plan lowers it)."""
+        """The plan the rules picked for each encoded statement (None: no plan lowers it).
+
+        rules/choose.egg picks one plan per statement; only the optimal strategy's batched-matmul plans come
+        several to a statement, as equals the cost model chooses among. Picked plans of another kind that
+        tie would be a gap in the rules' order: the cheapest is taken, by the printed term on equal cost, and
+        the run report counts it (`ties`), which the tests require to be zero."""
+        if self._plans is None:
+            self._plans = self._cheapest("Picked")
+        return self._plans
+
+    def route_plans(self) -> dict[int, Term]:
+        """Optimal strategy, before the routes settle: each batched matmul's cheapest plan (what it costs is
+        the only difference between them), whose routes the rules then take as settled."""
+        return {
+            sid: plan
+            for sid, plan in self._cheapest("Chose", "BatchMatmul").items()
+            if plan is not None and plan.op == "BatchMatmul"
+        }
+
+    def _cheapest(self, relation: str, op: str | None = None) -> dict[int, Term | None]:
         ex = self.extraction()
         candidates: dict[int, list[tuple[float, Term]]] = {}
-        for sid, cls in self.view().relations.get("Chose", []):
+        for sid, cls in self.view().relations.get(relation, []):
             term = ex.term(cls) if isinstance(cls, ClassId) else None
-            if isinstance(sid, int) and term is not None:
+            if isinstance(sid, int) and term is not None and (op is None or term.op == op):
                 candidates.setdefault(sid, []).append((ex.cost(cls), term))  # type: ignore[arg-type]
         out: dict[int, Term | None] = {}
         for sid in range(len(self.encoding.statements)):
@@ -442,7 +461,9 @@ class EGraphRun:
                 out[sid] = None
             elif len(options) == 1:
                 out[sid] = options[0][1]
-            else:  # ties break on the printed term, so the choice never depends on table order
+            else:
+                if op is None and any(t.op != "BatchMatmul" for _, t in options):
+                    self.report.ties += 1
                 out[sid] = min(options, key=lambda c: (c[0], str(c[1])))[1]
         return out
 

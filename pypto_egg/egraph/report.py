@@ -17,6 +17,9 @@ class RunReport:
     eclasses: int = 0
     enodes: int = 0
     times: dict[str, float] = field(default_factory=dict)  # phase -> seconds
+    ties: int = (
+        0  # statements whose picked plans tied (a gap in rules/choose.egg's order; see EGraphRun.plans)
+    )
 
     def __str__(self) -> str:
         lines = [f"e-graph run for function {self.function!r}"]
@@ -30,6 +33,8 @@ class RunReport:
         lines.append(f"  rules fired: {len(fired)}")
         for n, r in fired:
             lines.append(f"    {n:6d}  {r}")
+        if self.ties:
+            lines.append(f"  ties: {self.ties} statement(s) with picked plans of equal precedence")
         lines.append("  time: " + ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in self.times.items()))
         return "\n".join(lines)
 
