@@ -143,6 +143,7 @@ class Encoding:
         tail = self._list(ids[1:])
         i = len(self._lists)
         self.rows["ConsRow"].append((i, ids[0], tail))
+        self.rows["LenRow"].append((i, len(ids)))  # plain arithmetic, so no rule walks the list to count it
         self._lists[ids] = i
         return i
 
