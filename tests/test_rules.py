@@ -69,9 +69,9 @@ def test_rule_file_self_checks(name):
 def test_schedule_is_read_from_the_rules_folder():
     stages = parse_schedule((rules_dir() / "schedule.egg").read_text())
     assert stages[0].rulesets == ["build"]
-    assert "store" in stages[-3].rulesets and "" in stages[-3].rulesets
-    # the plans of every statement are ordered, and one picked, once every decision is in
-    assert [s.rulesets for s in stages[-2:]] == [["rank"], ["pick"]]
+    assert "store" in stages[-2].rulesets and "" in stages[-2].rulesets
+    # the plans of every statement are ordered once every decision is in
+    assert stages[-1].rulesets == ["rank"]
 
 
 def test_malformed_rule_file_names_file_line_and_egglog_message(tmp_path):

@@ -419,8 +419,9 @@ def explain_function(eg: EGraphRun, fn_name: str) -> list[StatementExplanation]:
 
 
 def _lost_because(mine: int | None, chosen: int | None, c: float, cost: float) -> str:
-    if mine is not None and chosen is not None and mine > chosen:
-        return f"the rules order it after the chosen plan (precedence {mine} > {chosen}, rules/choose.egg)"
+    if chosen is not None and (mine is None or mine > chosen):
+        theirs = "no class" if mine is None else f"class {mine}"
+        return f"the rules order it after the chosen plan ({theirs}, the chosen class {chosen}; rules/choose.egg)"
     if c > cost:
         return f"higher cost ({c:g} > {cost:g})"
     return "equal cost; the printed plan breaks the tie"

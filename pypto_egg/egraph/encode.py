@@ -82,6 +82,7 @@ class Encoding:
     _lists: dict[tuple[int, ...], int] = field(default_factory=lambda: {(): 0})
     _opnds: dict[tuple[Any, ...], int] = field(default_factory=lambda: {(): 0})
     _static_lists: dict[tuple[int, ...], int] = field(default_factory=dict)
+    _lengths: set[int] = field(default_factory=set)  # the lists whose LenRow is written
 
     # ------------------------------------------------------------ dims
 
@@ -128,14 +129,24 @@ class Encoding:
         return f"x{i}"
 
     def dims(self, items: tuple[Expr, ...]) -> int:
+        """The id of a list a fact names, its length stated (LenRow: plain arithmetic, so no rule walks the list
+        to count it; a list's tails are never asked about)."""
         values = [d.value for d in items if type(d) is ConstInt]
         if len(values) == len(items):  # a static list: one look-up (most shapes, offsets and windows)
             key = tuple(values)
             found = self._static_lists.get(key)
             if found is None:
-                found = self._static_lists[key] = self._list(tuple(self.dim(d) for d in items))
+                found = self._static_lists[key] = self._measured(
+                    self._list(tuple(self.dim(d) for d in items)), key
+                )
             return found
-        return self._list(tuple(self.dim(d) for d in items))
+        return self._measured(self._list(tuple(self.dim(d) for d in items)), items)
+
+    def _measured(self, i: int, items: tuple[object, ...]) -> int:
+        if i not in self._lengths:
+            self._lengths.add(i)
+            self.rows["LenRow"].append((i, len(items)))
+        return i
 
     def _list(self, ids: tuple[int, ...]) -> int:
         if ids in self._lists:  # the empty list is id 0 of every encoding (rules/encode.egg states it)
@@ -143,7 +154,6 @@ class Encoding:
         tail = self._list(ids[1:])
         i = len(self._lists)
         self.rows["ConsRow"].append((i, ids[0], tail))
-        self.rows["LenRow"].append((i, len(ids)))  # plain arithmetic, so no rule walks the list to count it
         self._lists[ids] = i
         return i
 

@@ -428,29 +428,34 @@ class EGraphRun:
         return self._extraction
 
     def plans(self) -> dict[int, Term | None]:
-        """The plan the rules picked for each encoded statement (None: no plan lowers it).
+        """The plan that lowers each encoded statement (None: no plan lowers it): of the plans the rules chose
+        for it, those of its rank (rules/choose.egg), or, when it has none, those without a class.
 
-        rules/choose.egg picks one plan per statement; only the optimal strategy's batched-matmul plans come
-        several to a statement, as equals the cost model chooses among. Picked plans of another kind that
-        tie would be a gap in the rules' order: the cheapest is taken, by the printed term on equal cost, and
-        the run report counts it (`ties`), which the tests require to be zero."""
+        Only the optimal strategy's batched-matmul plans come several to a statement, as equals the cost model
+        chooses among. First plans of another kind that tie would be a gap in the rules' order: the cheapest
+        is taken, by the printed term on equal cost, and the run report counts it (`ties`), which the tests
+        require to be zero."""
         if self._plans is None:
-            self._plans = self._cheapest("Picked")
+            relations = self.view().relations
+            rank = {sid: k for sid, k in relations.get("Rank", [])}
+            classes = {cls: k for cls, k in relations.get("PlanClass", [])}
+            self._plans = self._cheapest(lambda sid, cls: classes.get(cls) == rank.get(sid))
         return self._plans
 
     def route_plans(self) -> dict[int, Term]:
         """Optimal strategy, before the routes settle: each batched matmul's cheapest plan (what it costs is
         the only difference between them), whose routes the rules then take as settled."""
-        return {
-            sid: plan
-            for sid, plan in self._cheapest("Chose", "BatchMatmul").items()
-            if plan is not None and plan.op == "BatchMatmul"
-        }
+        plans = self._cheapest(lambda sid, cls: True, "BatchMatmul")
+        return {sid: plan for sid, plan in plans.items() if plan is not None}
 
-    def _cheapest(self, relation: str, op: str | None = None) -> dict[int, Term | None]:
+    def _cheapest(
+        self, first: Callable[[object, object], bool], op: str | None = None
+    ) -> dict[int, Term | None]:
         ex = self.extraction()
         candidates: dict[int, list[tuple[float, Term]]] = {}
-        for sid, cls in self.view().relations.get(relation, []):
+        for sid, cls in self.view().relations.get("Chose", []):
+            if not first(sid, cls):
+                continue
             term = ex.term(cls) if isinstance(cls, ClassId) else None
             if isinstance(sid, int) and term is not None and (op is None or term.op == op):
                 candidates.setdefault(sid, []).append((ex.cost(cls), term))  # type: ignore[arg-type]
