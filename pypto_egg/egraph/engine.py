@@ -436,6 +436,7 @@ class EGraphRun:
         is taken, by the printed term on equal cost, and the run report counts it (`ties`), which the tests
         require to be zero."""
         if self._plans is None:
+            self.extraction()  # saturated first: the view is read once, after the rules ran
             relations = self.view().relations
             rank = {sid: k for sid, k in relations.get("Rank", [])}
             classes = {cls: k for cls, k in relations.get("PlanClass", [])}
