@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import egglog.bindings as eb
 import pytest
 
 import pypto_egg.language as pl
 from pypto_egg import passes
 from pypto_egg.egraph import FlattenEGraph, Limits, parse_schedule, rules_dir, shipped_rule_files
+from pypto_egg.egraph.decisions import plan_words
 from pypto_egg.egraph.rules import SELF_CHECKS, load_rule_file, run_text
 from pypto_egg.errors import RuleError, ScheduleLimitError
+from pypto_egg.extract.lower_matmul import MatmulLowerer
+from pypto_egg.extract.term import Term
 
 SEED = """
 import pypto_egg.language as pl
@@ -152,3 +158,28 @@ def test_the_shipped_rules_rerun_on_what_a_user_rule_adds(tmp_path):
     sevens = [n.eclass for ns in view.classes.values() for n in ns if n.op == "DC" and n.args == (7,)]
     assert sums and sums == sevens
     eg.close()
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _plan_constructors() -> dict[str, list[str]]:
+    """The Plan datatype of rules/sorts.egg: each constructor and its argument sorts."""
+    text = (rules_dir() / "sorts.egg").read_text()
+    body = text[text.index("(datatype Plan") : text.index("\n\n", text.index("(datatype Plan"))]
+    return {m[0]: m[1].split() for m in re.findall(r"^\s+\((\w+)([^()]*)\)", body, re.MULTILINE)}
+
+
+def test_every_plan_is_lowered_worded_and_documented():
+    """A plan is declared once (rules/sorts.egg); the lowering, explain's words and docs/rules.md follow it."""
+    plans = _plan_constructors()
+    assert len(plans) >= 20
+    assert set(MatmulLowerer.HANDLERS) == set(plans)
+    sample = {"Dims": Term("DNil", ()), "i64": 1, "String": "fast", "Plan": Term("Keep", ())}
+    for name, sorts in plans.items():
+        term = Term(name, tuple(sample[s] for s in sorts))
+        assert plan_words(term) != str(term), f"explain has no words for {name}"
+    documented = set(
+        re.findall(r"^\| `\((\w+)|/ `\((\w+)", (ROOT / "docs" / "rules.md").read_text(), re.MULTILINE)
+    )
+    assert {n for pair in documented for n in pair if n} == set(plans)
