@@ -43,8 +43,9 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_scale.py
 	$(BIN)/python benchmarks/bench_optimal.py
 	@if $(BIN)/python -c "import pypto.language, pypto.pypto_core" 2>/dev/null; then \
+		$(BIN)/python benchmarks/bench_vs_reference.py 2>/dev/null; \
 		$(BIN)/python benchmarks/bench_pipeline.py 2>/dev/null; \
-	else echo "bench_pipeline: PyPTO is not in $(VENV) (make reference), skipped"; fi
+	else echo "bench_vs_reference, bench_pipeline: PyPTO is not in $(VENV) (make reference), skipped"; fi
 
 clean:
 	rm -rf $(VENV) build *.egg-info egraph.html

@@ -125,7 +125,7 @@ def _flatten_text(text: str) -> str:
     return python_print(passes.flatten_tile_nd_to_2d(backend="Ascend910B")(pl.parse(text)))
 
 
-def test_the_pass_runs_from_a_thread_pool_and_a_process_pool_with_the_sequential_answers():
+def test_the_pass_runs_from_16_threads_and_a_process_pool_with_the_sequential_answers():
     """Each thread keeps its own loaded rules; nothing is dropped on another thread (egglog would print
     'unsendable' on stderr), so this runs in a fresh interpreter whose stderr is read whole."""
     script = textwrap.dedent(f"""
@@ -145,7 +145,7 @@ def test_the_pass_runs_from_a_thread_pool_and_a_process_pool_with_the_sequential
                 return type(e).__name__ + str(e)
         want = [run(n) for n in names]
         for _ in range(2):
-            with ThreadPoolExecutor(8) as pool:
+            with ThreadPoolExecutor(16) as pool:
                 got = list(pool.map(run, names))
             assert got == want, [n for n, a, b in zip(names, got, want) if a != b]
         gc.collect()
