@@ -7,6 +7,7 @@ skeleton stays in Python: the lowering walks the same statements and reads each 
 
 from __future__ import annotations
 
+import math
 import os
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -129,23 +130,34 @@ class Encoding:
         return f"x{i}"
 
     def dims(self, items: tuple[Expr, ...]) -> int:
-        """The id of a list a fact names, its length stated (LenRow: plain arithmetic, so no rule walks the list
-        to count it; a list's tails are never asked about)."""
+        """The id of a list a fact names, with what the rules would otherwise walk the list to find stated as
+        facts (plain arithmetic on the list, no choice): its length (LenRow), last dim (LastRow), the list
+        without it (InitRow), the list reversed (RevRow) and, for a static list, the product of all but its
+        last dim (RowsRow). A rule waiting on one of them then fires in the first iteration, not once the walk
+        has reached the list's end. A list's tails are never asked about."""
         values = [d.value for d in items if type(d) is ConstInt]
         if len(values) == len(items):  # a static list: one look-up (most shapes, offsets and windows)
             key = tuple(values)
             found = self._static_lists.get(key)
             if found is None:
-                found = self._static_lists[key] = self._measured(
-                    self._list(tuple(self.dim(d) for d in items)), key
-                )
+                ids = tuple(self.dim(d) for d in items)
+                found = self._static_lists[key] = self._measured(self._list(ids), ids, key)
             return found
-        return self._measured(self._list(tuple(self.dim(d) for d in items)), items)
+        ids = tuple(self.dim(d) for d in items)
+        return self._measured(self._list(ids), ids, None)
 
-    def _measured(self, i: int, items: tuple[object, ...]) -> int:
-        if i not in self._lengths:
-            self._lengths.add(i)
-            self.rows["LenRow"].append((i, len(items)))
+    def _measured(self, i: int, ids: tuple[int, ...], values: tuple[int, ...] | None) -> int:
+        if i in self._lengths:
+            return i
+        self._lengths.add(i)
+        rows = self.rows
+        rows["LenRow"].append((i, len(ids)))
+        if ids:
+            rows["LastRow"].append((i, ids[-1]))
+            rows["InitRow"].append((i, self._list(ids[:-1])))
+            rows["RevRow"].append((i, self._list(ids[::-1])))
+        if values is not None and len(values) >= 2:
+            rows["RowsRow"].append((i, self.dim(ConstInt(math.prod(values[:-1])))))
         return i
 
     def _list(self, ids: tuple[int, ...]) -> int:

@@ -134,6 +134,11 @@ def batch_matmuls(enc: Encoding, fn: Function) -> None:
                 _bytes(lt), _bytes(rt),
                 enc.stmt_ids[id(store)] if store is not None else -1, int(_matmul_dtype_differs(lt, rt, s.var.type)),
             ))  # fmt: skip
+            # each operand dim at its place in the reference's walk, lhs axes then rhs axes (B-132)
+            walk = [(side, axis, d) for side, t in enumerate((lt, rt)) for axis, d in enumerate(t.shape)]
+            enc.rows["BmmDimRow"] += [
+                (sid, p, side, axis, enc.dim(d)) for p, (side, axis, d) in enumerate(walk)
+            ]
             # what a staging tile of the pages would hold (the optimal strategy's option)
             if store is not None:
                 enc.rows["BmmOutRow"].append((sid, _bytes(s.var.type)))
