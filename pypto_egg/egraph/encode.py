@@ -83,7 +83,7 @@ class Encoding:
     _lists: dict[tuple[int, ...], int] = field(default_factory=lambda: {(): 0})
     _opnds: dict[tuple[Any, ...], int] = field(default_factory=lambda: {(): 0})
     _static_lists: dict[tuple[int, ...], int] = field(default_factory=dict)
-    _lengths: set[int] = field(default_factory=set)  # the lists whose LenRow is written
+    _lengths: set[int] = field(default_factory=set)  # the lists whose ListRow is written
 
     # ------------------------------------------------------------ dims
 
@@ -130,10 +130,9 @@ class Encoding:
         return f"x{i}"
 
     def dims(self, items: tuple[Expr, ...]) -> int:
-        """The id of a list a fact names, with what the rules would otherwise walk the list to find stated as
-        facts (plain arithmetic on the list, no choice): its length (LenRow), last dim (LastRow), the list
-        without it (InitRow), the list reversed (RevRow) and, for a static list, the product of all but its
-        last dim (RowsRow). A rule waiting on one of them then fires in the first iteration, not once the walk
+        """The id of a list a fact names, with what the rules would otherwise walk the list to find stated in
+        one ListRow (plain arithmetic on the list, no choice): its length, last dim, the list without it, the
+        list reversed and, for a static list, the product of all but its last dim. A rule waiting on one of them then fires in the first iteration, not once the walk
         has reached the list's end. A list's tails are never asked about."""
         values = [d.value for d in items if type(d) is ConstInt]
         if len(values) == len(items):  # a static list: one look-up (most shapes, offsets and windows)
@@ -147,17 +146,11 @@ class Encoding:
         return self._measured(self._list(ids), ids, None)
 
     def _measured(self, i: int, ids: tuple[int, ...], values: tuple[int, ...] | None) -> int:
-        if i in self._lengths:
+        if i in self._lengths or not ids:  # (the empty list's length is stated in rules/encode.egg)
             return i
         self._lengths.add(i)
-        rows = self.rows
-        rows["LenRow"].append((i, len(ids)))
-        if ids:
-            rows["LastRow"].append((i, ids[-1]))
-            rows["InitRow"].append((i, self._list(ids[:-1])))
-            rows["RevRow"].append((i, self._list(ids[::-1])))
-        if values is not None and len(values) >= 2:
-            rows["RowsRow"].append((i, self.dim(ConstInt(math.prod(values[:-1])))))
+        rows = self.dim(ConstInt(math.prod(values[:-1]))) if values is not None and len(values) >= 2 else -1
+        self.rows["ListRow"].append((i, len(ids), ids[-1], self._list(ids[:-1]), self._list(ids[::-1]), rows))
         return i
 
     def _list(self, ids: tuple[int, ...]) -> int:
