@@ -326,6 +326,20 @@ def test_the_pipeline_benchmark_times_both_passes_inside_pyptos_compile():
     assert "pass share" in proc.stdout
 
 
+@requires_pypto
+def test_the_same_run_benchmark_times_both_passes_and_prints_ratios_against_the_goals():
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_vs_reference.py"), "--repeat", "1", "--only", "seed"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("seed"))
+    # "seed (1 kernel, 3 ops)   <reference> <pypto-egg> ms  <ratio>x  <= 50x  met|MISSED"
+    reference, ours = (float(x) for x in row.split(")", 1)[1].split()[:2])
+    assert reference > 0 and ours > 0
+    assert "<= 50x" in row and ("met" in row or "MISSED" in row)
+
+
 CONSTRUCTS = """\
 # pypto.program: C
 import pypto.language as pl
