@@ -17,65 +17,10 @@ import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .rules import RuleFile
-
-SExp = str | list["SExp"]
+from .rules import Form, RuleFile, SExp, forms
 
 _DECLARES_TABLE = {"relation", "function", "constructor"}
 _RULE_FORMS = {"rule", "rewrite", "birewrite"}
-
-
-@dataclass(frozen=True)
-class _Form:
-    start: int  # offsets of the form in its file's text
-    end: int
-    tree: SExp
-
-
-def _forms(text: str) -> list[_Form]:
-    """The top-level s-expressions of egglog text, with their spans; strings are kept as one token."""
-    out: list[_Form] = []
-    stack: list[list[SExp]] = []
-    start = 0
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == ";":
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-            continue
-        if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            if stack:
-                stack[-1].append(text[i : j + 1])
-            i = j + 1
-            continue
-        if c == "(":
-            if not stack:
-                start = i
-            stack.append([])
-        elif c == ")":
-            if not stack:
-                raise ValueError("unbalanced ')'")
-            done = stack.pop()
-            if stack:
-                stack[-1].append(done)
-            else:
-                out.append(_Form(start, i + 1, done))
-        elif not c.isspace():
-            j = i
-            while j < n and not text[j].isspace() and text[j] not in '();"':
-                j += 1
-            if stack:
-                stack[-1].append(text[i:j])
-            i = j
-            continue
-        i += 1
-    if stack:
-        raise ValueError("unbalanced '('")
-    return out
 
 
 def _symbols(tree: SExp) -> Iterable[str]:
@@ -96,7 +41,7 @@ def _keyword(tree: list[SExp], key: str) -> SExp | None:
 @dataclass(frozen=True)
 class _Rule:
     file: int
-    form: _Form
+    form: Form
     ruleset: str  # "" for the default ruleset
 
 
@@ -135,7 +80,7 @@ class Relevance:
 class _Declarations:
     """What the rule files declare and what their top-level commands name."""
 
-    decls: dict[str, tuple[int, _Form, frozenset[str]]]  # table or datatype -> file, form, names it mentions
+    decls: dict[str, tuple[int, Form, frozenset[str]]]  # table or datatype -> file, form, names it mentions
     variants: dict[str, str]  # a datatype's variant (a table) -> its datatype
     commanded: set[str]  # names a top-level fact or command mentions
 
@@ -147,10 +92,10 @@ class _Declarations:
         return self.variants.get(name, name)
 
 
-def _declarations(parsed: list[list[_Form]]) -> _Declarations:
+def _declarations(parsed: list[list[Form]]) -> _Declarations:
     out = _Declarations({}, {}, set())
-    for fi, forms in enumerate(parsed):
-        for f in forms:
+    for fi, file_forms in enumerate(parsed):
+        for f in file_forms:
             t = f.tree
             if not isinstance(t, list) or not t or not isinstance(t[0], str):
                 continue
@@ -170,14 +115,14 @@ def relevant_rules(files: tuple[RuleFile, ...], filled: frozenset[str]) -> Relev
     """The rule files with every rule that can never fire on `filled` (the non-empty fact relations, plus
     whatever the host asserts itself) blanked out, and every declaration nothing left needs."""
     try:
-        parsed = [_forms(rf.text) for rf in files]
+        parsed = [forms(rf.text) for rf in files]
     except ValueError:  # let egglog report the file's syntax; keep every rule of the set
         return all_rules(files)
     declared = _declarations(parsed)
     tables = declared.tables
     rules: list[tuple[_Rule, list[tuple[frozenset[str], frozenset[str]]]]] = []
-    for fi, forms in enumerate(parsed):
-        for f in forms:
+    for fi, file_forms in enumerate(parsed):
+        for f in file_forms:
             t = f.tree
             if isinstance(t, list) and t and t[0] in _RULE_FORMS:
                 rs = _keyword(t, ":ruleset")
@@ -214,7 +159,7 @@ def relevant_rules(files: tuple[RuleFile, ...], filled: frozenset[str]) -> Relev
 
 def _unused_declarations(
     declared: _Declarations, live: list[_Rule], filled: frozenset[str]
-) -> list[tuple[int, _Form]]:
+) -> list[tuple[int, Form]]:
     """Declarations no live rule, fact or command names, and no kept declaration needs as its sort: each
     table egglog holds costs on every push, pop and command."""
     named = set(filled) | declared.commanded

@@ -18,6 +18,7 @@ import egglog.bindings as eb
 from ..errors import RuleError
 
 SELF_CHECKS = ";; ---- self-checks ----"
+SExp = str | list["SExp"]
 _INCLUDE = re.compile(r'^\s*\(include\s+"([^"]+)"\s*\)', re.MULTILINE)
 _POSITION = re.compile(r"In (\d+):(\d+)")
 
@@ -30,6 +31,59 @@ class RuleFile:
     @property
     def name(self) -> str:
         return self.path.name
+
+
+@dataclass(frozen=True)
+class Form:
+    start: int  # offsets of the form in its file's text
+    end: int
+    tree: SExp
+
+
+def forms(text: str) -> list[Form]:
+    """The top-level s-expressions of egglog text, with their spans; strings are kept as one token."""
+    out: list[Form] = []
+    stack: list[list[SExp]] = []
+    start = 0
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == ";":
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            if stack:
+                stack[-1].append(text[i : j + 1])
+            i = j + 1
+            continue
+        if c == "(":
+            if not stack:
+                start = i
+            stack.append([])
+        elif c == ")":
+            if not stack:
+                raise ValueError("unbalanced ')'")
+            done = stack.pop()
+            if stack:
+                stack[-1].append(done)
+            else:
+                out.append(Form(start, i + 1, done))
+        elif not c.isspace():
+            j = i
+            while j < n and not text[j].isspace() and text[j] not in '();"':
+                j += 1
+            if stack:
+                stack[-1].append(text[i:j])
+            i = j
+            continue
+        i += 1
+    if stack:
+        raise ValueError("unbalanced '('")
+    return out
 
 
 def rules_dir() -> Path:
@@ -133,7 +187,34 @@ def parsed(egraph: eb.EGraph, text: str) -> list[Any]:
 
 
 def load_rule_file(egraph: eb.EGraph, rf: RuleFile) -> None:
-    run_text(egraph, rf.text, str(rf.path))
+    """A shipped file's commands are parsed form by form, once per process (all of them on the first load), so
+    a program whose facts keep another set of rules alive loads its pruned text without parsing it again; a
+    user's file is parsed whole, so that egglog's errors name its lines."""
+    if rf.path.parent != rules_dir():
+        run_text(egraph, rf.text, str(rf.path))
+        return
+    if not _FORM_COMMANDS:
+        for shipped in _shipped():
+            _parsed_forms(egraph, shipped.text)
+    try:
+        egraph.run_program(*_parsed_forms(egraph, rf.text))
+    except eb.EggSmolError as e:
+        raise RuleError(_describe(str(rf.path), str(e))) from None
+
+
+# a shipped form's text -> its parsed commands (plain data, valid for any e-graph)
+_FORM_COMMANDS: dict[str, list[Any]] = {}
+
+
+def _parsed_forms(egraph: eb.EGraph, text: str) -> list[Any]:
+    commands: list[Any] = []
+    for f in forms(text):
+        form = text[f.start : f.end]
+        parsed_form = _FORM_COMMANDS.get(form)
+        if parsed_form is None:
+            parsed_form = _FORM_COMMANDS[form] = egraph.parse_program(form)
+        commands += parsed_form
+    return commands
 
 
 def _describe(source: str, message: str) -> str:
