@@ -45,6 +45,8 @@ def failure(s: Stmt, call: Call, plan: Term) -> Exception:
         return diag.row_windows_rejected(code[5:], nums[0], nums[1], nums[2], nums[3], var, span)
     if code == "BMM-BCAST":
         return diag.batch_dims_do_not_broadcast(call.op, nums[0], nums[1], var, span)
+    if code == "B-150":
+        return diag.bmm_acc_not_2d(nums[0], var, span)
     if code == "BMM-STORE-RANK":
         return diag.bmm_store_rank(var, span)
     if code == "LOAD-NONCONTIG":

@@ -11,8 +11,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pypto_egg.diagnostics import where
-from pypto_egg.errors import PassError
+from pypto_egg.diagnostics import internal, where
 from pypto_egg.ir.expr import Call, ConstBool, Expr, MakeTuple, Var, type_of
 from pypto_egg.ir.ops import make_call
 from pypto_egg.ir.rebuild import Ctx, carry, substitute, with_operands
@@ -172,14 +171,13 @@ class _BmmPages:
         return v
 
     def check_accumulator(self) -> None:
-        """B-150: the accumulator is 2-D once flattened (an N-D parameter is never retyped)."""
+        """The rules refuse an accumulator that stays N-D (bmm-accumulator-stays-nd, B-150); one reaching here
+        would be a gap in what they know of the buffer's aliases."""
         acc_t = type_of(self.acc) if self.acc is not None else None
         if self.acc is not None and not (isinstance(acc_t, TileType) and acc_t.rank == 2):
-            rank = acc_t.rank if isinstance(acc_t, TileType) else 0
-            raise PassError(
-                f"FlattenTileNdTo2D: tile.batch_matmul_acc expects acc to be 2D after flatten, got rank {rank} "
-                f"(an N-D accumulator parameter is never retyped; allocate the accumulator inside the kernel with "
-                f"pl.tile.create){where(self.low.var_name(self.s), self.s.span)}"
+            raise internal(
+                f"tile.batch_matmul_acc's accumulator is still rank {getattr(acc_t, 'rank', 0)} after lowering, "
+                f"but no rule refused it (B-150){where(self.low.var_name(self.s), self.s.span)}"
             )
 
     def lower(self) -> None:

@@ -42,6 +42,15 @@ def dynamic_physical_dim(
     )
 
 
+def bmm_acc_not_2d(rank: int, var: str | None, span: Span | None) -> PassError:
+    """B-150."""
+    return PassError(
+        f"{PASS}: tile.batch_matmul_acc expects acc to be 2D after flatten, got rank {rank} (an N-D accumulator "
+        f"parameter is never retyped; allocate the accumulator inside the kernel with pl.tile.create)"
+        f"{where(var, span)}"
+    )
+
+
 def dynamic_dim(context: str, var: str | None, span: Span | None) -> PassError:
     """D-02."""
     return PassError(

@@ -510,6 +510,28 @@ class P:
         passes.flatten_tile_nd_to_2d()(pl.parse(src))
 
 
+def test_b150_an_nd_accumulator_parameter_carried_through_a_loop_is_refused():
+    """The carry seeded by the parameter names its buffer, so it is never retyped either (rules/bmm.egg)."""
+    src = """
+import pypto_egg.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, acc: pl.Tile[[2, 8, 16], pl.FP32, pl.Mem.Acc], a: pl.Tensor[[2, 8, 32], pl.FP16],
+             b: pl.Tensor[[2, 32, 16], pl.FP16], out: pl.Out[pl.Tensor[[2, 8, 16], pl.FP32]]) -> pl.Tensor[[2, 8, 16], pl.FP32]:
+        ta = pl.load(a, [0, 0, 0], [2, 8, 32])
+        tb = pl.load(b, [0, 0, 0], [2, 32, 16])
+        for i, (c,) in pl.range(4, init_values=(acc,)):
+            d = pl.tile.batch_matmul_acc(c, ta, tb)
+            e = pl.yield_(d)
+        out = pl.store(e, [0, 0, 0], out)
+        return out
+"""
+    with pytest.raises(PassError, match=r"expects acc to be 2D after flatten, got rank 3.*variable 'd'"):
+        passes.flatten_tile_nd_to_2d()(pl.parse(src))
+
+
 def _printed(program: pl.Program) -> str:
     from pypto_egg.ir.printer import python_print
 

@@ -267,6 +267,8 @@ def accumulator_facts(enc: Encoding, fn: Function, sids: range | None = None) ->
     for p in fn.params:
         graph.var_info(p.var)
         graph.rows["PoisonRow"].append((p.var.uid,))
+        if isinstance(p.var.type, TileType) and p.var.type.rank > 2:  # never retyped (B-006)
+            graph.rows["NdParamRow"].append((p.var.uid, p.var.type.rank))
     graph.walk(fn.body)
     for sid in sids if sids is not None else range(len(enc.statements)):
         call = enc.statements[sid][1]
@@ -430,7 +432,7 @@ class _AliasGraph:
         members |= {u for r in rows["SliceRow"] for u in r[1:3]} | {
             u for r in rows["InsertRow"] for u in r[1:4]
         }
-        for rel in ("DefKindRow", "UseKindRow", "PoisonRow"):
+        for rel in ("DefKindRow", "UseKindRow", "PoisonRow", "NdParamRow"):
             rows[rel] = [r for r in rows[rel] if r[0] in members]
         for uid in sorted(members & self.seen.keys()):
             t = self.seen[uid].type
