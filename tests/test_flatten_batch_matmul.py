@@ -489,46 +489,40 @@ def test_example3_single_page_matmul_and_matmul_acc_forward_init_cond():
     flatten(Before, scalars={"k": 1})
 
 
-def test_b150_an_nd_accumulator_parameter_is_refused():
-    src = """
-import pypto_egg.language as pl
-
-@pl.program
-class P:
-    @pl.function(type=pl.FunctionType.InCore)
-    def main(self, acc: pl.Tile[[2, 8, 16], pl.FP32, pl.Mem.Acc], a: pl.Tensor[[2, 8, 32], pl.FP16],
-             b: pl.Tensor[[2, 32, 16], pl.FP16], out: pl.Out[pl.Tensor[[2, 8, 16], pl.FP32]]) -> pl.Tensor[[2, 8, 16], pl.FP32]:
-        ta = pl.load(a, [0, 0, 0], [2, 8, 32])
-        tb = pl.load(b, [0, 0, 0], [2, 32, 16])
+B150_BODIES = {
+    "parameter": """
         d = pl.tile.batch_matmul_acc(acc, ta, tb)
-        out = pl.store(d, [0, 0, 0], out)
-        return out
-"""
-    with pytest.raises(
-        PassError, match=r"tile.batch_matmul_acc expects acc to be 2D after flatten, got rank 3"
-    ):
-        passes.flatten_tile_nd_to_2d()(pl.parse(src))
-
-
-def test_b150_an_nd_accumulator_parameter_carried_through_a_loop_is_refused():
-    """The carry seeded by the parameter names its buffer, so it is never retyped either (rules/bmm.egg)."""
-    src = """
-import pypto_egg.language as pl
-
-@pl.program
-class P:
-    @pl.function(type=pl.FunctionType.InCore)
-    def main(self, acc: pl.Tile[[2, 8, 16], pl.FP32, pl.Mem.Acc], a: pl.Tensor[[2, 8, 32], pl.FP16],
-             b: pl.Tensor[[2, 32, 16], pl.FP16], out: pl.Out[pl.Tensor[[2, 8, 16], pl.FP32]]) -> pl.Tensor[[2, 8, 16], pl.FP32]:
-        ta = pl.load(a, [0, 0, 0], [2, 8, 32])
-        tb = pl.load(b, [0, 0, 0], [2, 32, 16])
+        out = pl.store(d, [0, 0, 0], out)""",
+    # the carry seeded by the parameter names its buffer, so it is never retyped either (rules/bmm.egg)
+    "carried-through-a-loop": """
         for i, (c,) in pl.range(4, init_values=(acc,)):
             d = pl.tile.batch_matmul_acc(c, ta, tb)
             e = pl.yield_(d)
-        out = pl.store(e, [0, 0, 0], out)
+        out = pl.store(e, [0, 0, 0], out)""",
+}
+
+
+@pytest.mark.parametrize("body", B150_BODIES.values(), ids=B150_BODIES.keys())
+def test_b150_an_nd_accumulator_parameter_is_refused(body):
+    src = (
+        """
+import pypto_egg.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, acc: pl.Tile[[2, 8, 16], pl.FP32, pl.Mem.Acc], a: pl.Tensor[[2, 8, 32], pl.FP16],
+             b: pl.Tensor[[2, 32, 16], pl.FP16], out: pl.Out[pl.Tensor[[2, 8, 16], pl.FP32]]) -> pl.Tensor[[2, 8, 16], pl.FP32]:
+        ta = pl.load(a, [0, 0, 0], [2, 8, 32])
+        tb = pl.load(b, [0, 0, 0], [2, 32, 16])"""
+        + body
+        + """
         return out
 """
-    with pytest.raises(PassError, match=r"expects acc to be 2D after flatten, got rank 3.*variable 'd'"):
+    )
+    with pytest.raises(
+        PassError, match=r"tile.batch_matmul_acc expects acc to be 2D after flatten, got rank 3.*variable 'd'"
+    ):
         passes.flatten_tile_nd_to_2d()(pl.parse(src))
 
 

@@ -83,7 +83,7 @@ class Encoding:
     _lists: dict[tuple[int, ...], int] = field(default_factory=lambda: {(): 0})
     _opnds: dict[tuple[Any, ...], int] = field(default_factory=lambda: {(): 0})
     _static_lists: dict[tuple[int, ...], int] = field(default_factory=dict)
-    _lengths: set[int] = field(default_factory=set)  # the lists whose ListRow is written
+    _listed: set[int] = field(default_factory=set)  # the lists whose ListRow is written
 
     # ------------------------------------------------------------ dims
 
@@ -146,9 +146,9 @@ class Encoding:
         return self._measured(self._list(ids), ids, None)
 
     def _measured(self, i: int, ids: tuple[int, ...], values: tuple[int, ...] | None) -> int:
-        if i in self._lengths or not ids:  # (the empty list's length is stated in rules/encode.egg)
+        if i in self._listed or not ids:  # (the empty list's length is stated in rules/encode.egg)
             return i
-        self._lengths.add(i)
+        self._listed.add(i)
         rows = self.dim(ConstInt(math.prod(values[:-1]))) if values is not None and len(values) >= 2 else -1
         self.rows["ListRow"].append((i, len(ids), ids[-1], self._list(ids[:-1]), self._list(ids[::-1]), rows))
         return i
