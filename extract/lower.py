@@ -173,7 +173,8 @@ class Lowerer:
         "Keep": "keep", "Retype": "retype", "Forward": "forward", "LoadFlat": "load_flat",
         "LoadCollapsed": "load_collapsed", "StorePartition": "store", "StorePartitionFlat": "store",
         "Alloc": "alloc", "AssembleFold": "assemble", "Reshape2D": "reshape",
-        "Transpose2D": "transpose_2d", "TransposeUnroll": "transpose_unroll", "Fail": "fail",
+        "Transpose2D": "transpose_2d", "TransposeUnroll": "transpose_unroll",
+        "TransposeUnrollND": "transpose_unroll", "Fail": "fail",
         "Rededuce": "rededuce", "AsView": "as_view",
     }  # fmt: skip
 
@@ -441,9 +442,10 @@ class Lowerer:
     def store(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         args = [substitute(a, ctx) for a in call.args[:3]]
         tile_t = type_of(args[0])
-        if isinstance(tile_t, TileType) and tile_t.rank > 2:  # the safety net (B-052)
-            if plan.op != "StorePartitionFlat":
-                raise diag.internal("an N-D store operand has no flat shape in its plan")
+        kept_nd = isinstance(tile_t, TileType) and tile_t.rank > 2
+        if kept_nd != (plan.op == "StorePartitionFlat"):
+            raise diag.internal(f"a {plan.op} plan for a store whose tile operand is {tile_t} after lowering")
+        if kept_nd:  # the safety net (B-052)
             flat = self.tuple_of(plan.args[1], call)
             args[0] = self.emit(
                 "flat_tile", make_call("tile.reshape", (args[0], flat), span=call.span), s.span, out
@@ -490,7 +492,9 @@ class Lowerer:
         xt = type_of(x)
         assert isinstance(xt, TileType)
         span = call.span
-        if xt.rank > 2:
+        if (xt.rank > 2) != (plan.op == "TransposeUnrollND"):
+            raise diag.internal(f"a {plan.op} plan for a transpose whose input is {xt} after lowering")
+        if plan.op == "TransposeUnrollND":
             x = self.emit(
                 "trans_in_2d",
                 make_call("tile.reshape", (x, int_tuple(nb * a, b, span=span)), span=span),

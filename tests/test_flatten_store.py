@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 import pypto_egg.language as pl
 from pypto_egg import interp, passes
+from pypto_egg.egraph import FlattenEGraph
 from pypto_egg.errors import PassError
 from pypto_egg.explain import explain_program
 from pypto_egg.ir import python_print
@@ -206,6 +207,49 @@ def test_b052_safety_net_reshapes_an_nd_tile_operand():
     after = flatten(Before, Expected, verify=False)
     assert after.functions[0].body[0].var.name == "flat_tile"
     assert after.functions[0].params == Before.functions[0].params
+
+
+_KEPT_HEAD = """
+import pypto_egg.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, t: pl.Tile[[2, 3, 4], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]]) -> pl.Tensor[[2, 3, 4], pl.FP32]:
+"""
+_KEPT_BODIES = {
+    # an op re-deduced from the parameter keeps its N-D result (B-090)
+    "rededuced": (
+        "        u = pl.tile.exp(t)\n        out = pl.store(u, [0, 0, 0], out)\n        return out\n",
+        "pl.tile.reshape(u, [6, 4])",
+    ),
+    # a loop carry seeded by the parameter names its buffer (B-170), in a function with no accumulator
+    "carry": (
+        "        for i, (c,) in pl.range(2, init_values=(t,)):\n            d = pl.tile.exp(c)\n"
+        "            c2 = pl.yield_(d)\n        out = pl.store(c2, [0, 0, 0], out)\n        return out\n",
+        "pl.tile.reshape(c2, [6, 4])",
+    ),
+    # an N-D transpose of the parameter reshapes its input (B-104); the second reads a flattened tile
+    "transpose": (
+        "        u = pl.tile.transpose(t, 1, 2)\n        v = pl.tile.transpose(u, 1, 2)\n"
+        "        out = pl.store(v, [0, 0, 0], out)\n        return out\n",
+        "trans_in_2d: pl.Tile[[6, 4], pl.FP32] = pl.tile.reshape(t, [6, 4])",
+    ),
+}
+
+
+@pytest.mark.parametrize("body", sorted(_KEPT_BODIES))
+def test_b052_b104_what_the_rules_keep_nd_is_reshaped_and_nothing_else(body):
+    """The rules follow a tile parameter the pass keeps N-D (B-006) to its users (kept.egg): a store of it, of
+    a carry it seeds or of an op re-deduced from it gets `flat_tile` first (B-052), an N-D transpose of it
+    `trans_in_2d` (B-104); a flattened operand is never reshaped. The same programs as PyPTO's pass gives."""
+    text, reshape = _KEPT_BODIES[body]
+    after = python_print(flatten(pl.parse(_KEPT_HEAD + text), verify=False))
+    assert reshape in after
+    assert after.count("pl.tile.reshape(") == 1, after
+    plan = "TransposeUnrollND" if body == "transpose" else "StorePartitionFlat"
+    eg = FlattenEGraph(pl.parse(_KEPT_HEAD + text), "main")
+    assert plan in {p.op for p in eg.plans().values() if p is not None}
 
 
 def test_d02_a_window_walk_over_a_dynamic_axis_names_the_remedy():

@@ -29,6 +29,7 @@ from collections import Counter
 
 import pytest
 from hypothesis import given, settings
+from test_flatten_store import _KEPT_BODIES, _KEPT_HEAD
 
 import pypto_egg.language as epl
 from pypto_egg import passes
@@ -198,6 +199,18 @@ def test_generated_kernels_flatten_as_the_reference_flattens_them(case):
 @given(batch_matmul_programs())
 def test_generated_batched_matmuls_flatten_as_the_reference_flattens_them(before):
     agree_with_the_reference(before)
+
+
+@pytest.mark.parametrize("body", sorted(_KEPT_BODIES))
+def test_what_the_rules_keep_nd_is_reshaped_as_the_reference_reshapes_it(body):
+    """B-052, B-104: the users of a tile parameter the pass keeps N-D (its uses fail TileOps2D afterwards, so
+    neither side verifies)."""
+    pto = load_pypto()
+    set_reference_backend()
+    text = python_print(epl.parse(_KEPT_HEAD + _KEPT_BODIES[body][0]), dialect="pypto")
+    theirs = pto.ir.python_print(pto.passes.flatten_tile_nd_to_2d()(pto.language.parse(text)), format=False)
+    ours = passes.flatten_tile_nd_to_2d(backend="Ascend910B", verify=False)(epl.parse(text))
+    assert explain(theirs, python_print(ours, dialect="pypto")) == []
 
 
 def test_the_differential_compared_most_programs():

@@ -46,7 +46,7 @@ def test_page_is_self_contained_and_states_function_rules_and_report(page):
         re.search(r'<script type="application/json" id="egraph-data">(.*?)</script>', html, re.S).group(1)
     )
     ops = {n["op"] for n in data["nodes"].values()}
-    assert {"LoadFlat", "StorePartitionFlat", "Retype", "DC"} <= ops
+    assert {"LoadFlat", "StorePartition", "Retype", "DC"} <= ops
     assert data["root_eclasses"]
 
 

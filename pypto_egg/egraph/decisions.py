@@ -200,14 +200,16 @@ def plan_words(plan: Term | None) -> str:
                                  f"the tensor, window {dims_text(a[4])} at {dims_text(a[3])}",
         "ToMat": lambda: f"read into Mat (L1) for the matrix unit; {plan_words(a[0]) if isinstance(a[0], Term) else ''}",
         "StorePartition": lambda: f"stored with the partition window {dims_text(a[0])}",
-        "StorePartitionFlat": lambda: f"stored with the partition window {dims_text(a[0])} (a tile operand still "
-                                      f"N-D is reshaped to {dims_text(a[1])} first, B-052)",
+        "StorePartitionFlat": lambda: f"stored with the partition window {dims_text(a[0])}, its tile operand (kept "
+                                      f"N-D) reshaped to {dims_text(a[1])} first (B-052)",
         "Alloc": lambda: f"allocated as the 2-D {dims_text(a[0])}",
         "AllocAcc": lambda: f"allocated as the packed accumulator {dims_text(a[0])} in Acc (L0C)",
         "AssembleFold": lambda: f"assembled at the folded offset {dims_text(a[0])}",
         "Reshape2D": lambda: f"reshaped to the 2-D {dims_text(a[0])}",
         "Transpose2D": lambda: "a 2-D transpose with a scratch tile of its source's shape (the 4-operand form)",
         "TransposeUnroll": lambda: f"unrolled into {a[0]} per-page transposes of [{a[1]}, {a[2]}] pages",
+        "TransposeUnrollND": lambda: f"unrolled into {a[0]} per-page transposes of [{a[1]}, {a[2]}] pages, its input "
+                                     f"(kept N-D) reshaped to [{a[0] * a[1]}, {a[2]}] first (B-104)",
         "BatchMatmul": lambda: _BMM_MODES.get(str(a[0]), f"batched matmul, mode {a[0]}")
         + f"; lhs {_ROUTE[a[1]]}, rhs {_ROUTE[a[2]]}; moves {a[3]} bytes GM -> L1 in {a[4]} operand instructions, "
         f"holds {a[5]} bytes of Mat",

@@ -267,8 +267,6 @@ def accumulator_facts(enc: Encoding, fn: Function, sids: range | None = None) ->
     for p in fn.params:
         graph.var_info(p.var)
         graph.rows["PoisonRow"].append((p.var.uid,))
-        if isinstance(p.var.type, TileType) and p.var.type.rank > 2:  # never retyped (B-006)
-            graph.rows["NdParamRow"].append((p.var.uid, p.var.type.rank))
     graph.walk(fn.body)
     for sid in sids if sids is not None else range(len(enc.statements)):
         call = enc.statements[sid][1]
@@ -277,6 +275,24 @@ def accumulator_facts(enc: Encoding, fn: Function, sids: range | None = None) ->
             graph.rows["BmmAccRow"].append((sid, call.args[0].uid))
     for rel, new in graph.member_rows().items():
         enc.rows[rel] += new
+
+
+def kept_tile_facts(enc: Encoding, fn: Function, sids: range, aliases: bool) -> None:
+    """What the rules need to follow the tiles the pass keeps N-D (kept.egg), for a function with a tile
+    parameter of rank > 2: those parameters, the tile variable each statement reads at each place, and the
+    alias edges (B-170) when the accumulator facts do not already state them."""
+    nd = [p.var for p in fn.params if isinstance(p.var.type, TileType) and p.var.type.rank > 2]
+    if not nd:
+        return
+    enc.rows["NdParamRow"] += [(v.uid, v.type.rank) for v in nd]  # type: ignore[union-attr]
+    for sid in sids:
+        for place, a in enumerate(enc.statements[sid][1].args):
+            if isinstance(a, Var) and isinstance(a.type, TileType):
+                enc.rows["ReadsRow"].append((sid, place, a.uid))
+    if aliases:
+        graph = _AliasGraph(enc)
+        graph.walk(fn.body)
+        enc.rows["AliasRow"] += graph.rows["AliasRow"]
 
 
 class _AliasGraph:
@@ -432,7 +448,7 @@ class _AliasGraph:
         members |= {u for r in rows["SliceRow"] for u in r[1:3]} | {
             u for r in rows["InsertRow"] for u in r[1:4]
         }
-        for rel in ("DefKindRow", "UseKindRow", "PoisonRow", "NdParamRow"):
+        for rel in ("DefKindRow", "UseKindRow", "PoisonRow"):
             rows[rel] = [r for r in rows[rel] if r[0] in members]
         for uid in sorted(members & self.seen.keys()):
             t = self.seen[uid].type

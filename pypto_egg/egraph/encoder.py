@@ -11,7 +11,7 @@ from ..ir.stmt import AssignStmt, Function
 from ..ir.types import MemorySpace
 from ..ir.walk import walk_calls
 from .encode import BMM_OPS, Encoding
-from .encode_matmul import accumulator_facts, batch_matmuls, operand_prescan
+from .encode_matmul import accumulator_facts, batch_matmuls, kept_tile_facts, operand_prescan
 
 
 def encode_functions(
@@ -34,8 +34,10 @@ def encode_functions(
         if ops & set(BMM_OPS):
             batch_matmuls(enc, fn)
             operand_prescan(enc, fn)
-        if ops & {"tile.batch_matmul_acc", "tile.matmul_acc"}:
+        accumulates = bool(ops & {"tile.batch_matmul_acc", "tile.matmul_acc"})
+        if accumulates:
             accumulator_facts(enc, fn, sids)
+        kept_tile_facts(enc, fn, sids, aliases=not accumulates)
         enc.function_sids[fn.name] = sids
     enc.rows["PageIndexRow"] = [(i,) for i in range(enc.page_bound)]
     enc.rows["FractalRow"] = [(enc.fractal_rows,)]
