@@ -2,18 +2,21 @@
 
 A loop carry is typed from its seed, so an Acc accumulator whose yields are row-narrowed keeps advertising
 the seed's full box height, which no MAD wrote: a reader that believes it walks L0C at the wrong pitch.
-The seed is re-declared at the extent the yields prove and the body is re-typed through the ops' own
-deductions. This runs after extraction because it reads the yields' types, which exist only once the plans
-are lowered; it makes no lowering choice, it re-derives types that follow from the lowered program.
+This runs after the lowering, because the yields' types exist only then. For each loop, inner loops first, it
+states what the types prove about each carry (`CarryFacts`: ranks, memory, the seed's definition, and per axis
+which extents are provably equal, within or the box's); the rules of rules/narrow.egg decide which carries are
+re-seeded, at which extents and in which form (`Reseed`); this module then emits the seeds the decisions name
+and re-types the body through the ops' own deductions.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 from pypto_egg import diagnostics as diag
 from pypto_egg.errors import TypeDeductionError
-from pypto_egg.ir.expr import Call, ConstInt, Expr, Var, free_vars, static_int, type_of
+from pypto_egg.ir.expr import Call, ConstInt, Expr, MakeTuple, Var, free_vars, static_int, type_of
 from pypto_egg.ir.extents import Proof, prove_le
 from pypto_egg.ir.ops import REGISTRY, make_call
 from pypto_egg.ir.rebuild import Ctx, if_results, retyped, substitute
@@ -37,9 +40,45 @@ from pypto_egg.ir.types import MemorySpace, TileType, Type
 from pypto_egg.ir.walk import blocks
 
 
-def narrow_acc_carries(fn: Function, fractal_rows: int) -> Function:
-    """The function with every row-narrowed Acc loop carry re-seeded (the same object when none is);
-    `fractal_rows` is the backend's fractal height."""
+@dataclass(frozen=True)
+class CarryAxis:
+    """What the types prove about one axis of a carry's valid shape (each flag: provably so)."""
+
+    equal: bool  # the seed's and the yield's extents are equal
+    whole: bool  # the seed's extent is the box's
+    within: bool  # the yield's extent is at most the seed's
+    yield_whole: bool  # the yield's extent is the box's
+    seed_static: int  # the seed's extent, -1 where it is not static
+    yield_static: int
+    seed_inside: bool  # the seed's extent names a variable the loop body defines
+    yield_inside: bool
+
+
+@dataclass(frozen=True)
+class CarryFacts:
+    seed_rank: int
+    yield_rank: int
+    acc: bool  # the yield is in Acc
+    created: bool  # the seed is a variable tile.create defines
+    box_rows: int  # the box's rows, -1 where not static
+    axes: tuple[CarryAxis, ...]
+
+
+@dataclass(frozen=True)
+class Reseed:
+    """A carry the rules re-seed: per axis whether the new valid extent is the yield's (else the seed's), and the
+    seed's form: "create" (the box itself), "valid" or "compact" (a storage tile and its valid shape)."""
+
+    from_yield: tuple[bool, ...]
+    form: str
+
+
+# the rules' decisions for the carries of one loop, one per fact (None: left alone)
+Decide = Callable[[Sequence[CarryFacts]], Sequence[Reseed | None]]
+
+
+def narrow_acc_carries(fn: Function, decide: Decide) -> Function:
+    """The function with every carry the rules re-seed re-seeded (the same object when none is)."""
     stmts = [s for block in blocks(fn.body) for s in block]
     if not any(isinstance(s, ForStmt | WhileStmt) and s.iter_args for s in stmts):
         return fn  # no loop carries anything
@@ -48,7 +87,7 @@ def narrow_acc_carries(fn: Function, fractal_rows: int) -> Function:
         for s in stmts
         if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.create"
     }
-    narrower = _Narrower(creates, fractal_rows)
+    narrower = _Narrower(creates, decide)
     body = narrower.block(fn.body, {})
     return replace(fn, body=tuple(body)) if narrower.changed else fn
 
@@ -61,13 +100,41 @@ def provably_equal(a: Expr, b: Expr) -> bool:
     return provably_le(a, b) and provably_le(b, a)
 
 
-def pitches_coincide(rows: Expr, valid_rows: Expr, fractal: int) -> bool:
-    """MAD packs a product at a pitch of ceil(valid_rows / fractal) * fractal rows: equal to the box's rows
-    means the two readings of the buffer agree (a single-fractal [16, N] box always does)."""
-    r, v = static_int(rows), static_int(valid_rows)
-    if r is not None and r <= fractal:
-        return True
-    return r is not None and v is not None and -(-v // fractal) * fractal == r
+def _static(e: Expr) -> int:
+    v = static_int(e)
+    return v if v is not None else -1
+
+
+def carry_facts(ia: IterArg, yielded: Type, inside: set[int], creates: set[int]) -> CarryFacts | None:
+    """What the types prove about a carry; None for a carry with nothing to state (not two tiles, or a yield of
+    the seed's very valid shape, where every axis is equal and no rule could narrow it)."""
+    init_t = ia.var.type
+    if not (isinstance(init_t, TileType) and isinstance(yielded, TileType)):
+        return None
+    if len(init_t.valid_shape) == len(yielded.valid_shape) and all(
+        a is b for a, b in zip(init_t.valid_shape, yielded.valid_shape)
+    ):
+        return None
+
+    def names_inside(e: Expr) -> bool:
+        return any(v.uid in inside for v in free_vars(e))
+
+    axes = tuple(
+        CarryAxis(
+            provably_equal(vi, vy),
+            provably_equal(vi, box),
+            provably_le(vy, vi),
+            provably_equal(vy, box),
+            _static(vi),
+            _static(vy),
+            names_inside(vi),
+            names_inside(vy),
+        )
+        for vi, vy, box in zip(init_t.valid_shape, yielded.valid_shape, init_t.shape)
+    )
+    created = isinstance(ia.init, Var) and ia.init.uid in creates
+    rows = _static(init_t.shape[0]) if init_t.shape else -1
+    return CarryFacts(init_t.rank, yielded.rank, yielded.memory is MemorySpace.Acc, created, rows, axes)
 
 
 def defined_in(body: tuple[Stmt, ...]) -> set[int]:
@@ -101,9 +168,9 @@ def trailing_yield(body: tuple[Stmt, ...]) -> YieldStmt | None:
 
 
 class _Narrower:
-    def __init__(self, creates: set[int], fractal_rows: int) -> None:
-        self.creates = creates  # variables defined by tile.create: the only seeds that are re-declared
-        self.fractal_rows = fractal_rows
+    def __init__(self, creates: set[int], decide: Decide) -> None:
+        self.creates = creates  # variables defined by tile.create
+        self.decide = decide
         self.changed = False
 
     def block(self, body: tuple[Stmt, ...], ctx: Ctx) -> list[Stmt]:
@@ -171,9 +238,7 @@ class _Narrower:
         y = trailing_yield(body)
         seeds: list[IterArg] = []
         if y is not None and len(y.values) == len(iter_args):
-            inside = defined_in(s.body) | ({s.loop_var.uid} if isinstance(s, ForStmt) else set())
-            for orig, ia, value in zip(s.iter_args, iter_args, y.values):
-                seeds.append(self.reseed(orig, ia, type_of(value), inside, s.span, out) or ia)
+            seeds = self.reseeded(s, iter_args, y, out)
         if seeds and any(a is not b for a, b in zip(seeds, iter_args)):
             self.changed = True
             iter_args = tuple(seeds)
@@ -224,41 +289,45 @@ class _Narrower:
                 body_ctx[orig.var.uid] = ia.var
         return body_ctx
 
-    def reseed(
-        self, orig: IterArg, ia: IterArg, yielded: Type, inside: set[int], span: Span | None, out: list[Stmt]
-    ) -> IterArg | None:
-        """B-200: the narrowed carry, with its re-declared seed emitted before the loop (B-201); None: left alone."""
+    def reseeded(self, s: ForStmt | WhileStmt, iter_args: tuple[IterArg, ...], y: YieldStmt,
+                 out: list[Stmt]) -> list[IterArg]:  # fmt: skip
+        """The loop's carries, each the rules re-seed (B-200) replaced by its re-declared seed, which is emitted
+        before the loop (B-201)."""
+        inside = defined_in(s.body) | ({s.loop_var.uid} if isinstance(s, ForStmt) else set())
+        stated = [
+            (i, carry_facts(ia, type_of(v), inside, self.creates))
+            for i, (ia, v) in enumerate(zip(iter_args, y.values))
+        ]
+        asked = [(i, f) for i, f in stated if f is not None]
+        seeds = list(iter_args)
+        if not asked:
+            return seeds
+        for (i, _), decision in zip(asked, self.decide([f for _, f in asked])):
+            if decision is not None:
+                seeds[i] = self.reseed(
+                    s.iter_args[i], iter_args[i], type_of(y.values[i]), decision, s.span, out
+                )
+        return seeds
+
+    @staticmethod
+    def reseed(orig: IterArg, ia: IterArg, yielded: Type, decision: Reseed, span: Span | None,
+               out: list[Stmt]) -> IterArg:  # fmt: skip
+        """The seed the decision names, at the extents it takes from the seed or the yield (B-201)."""
         init_t = ia.var.type
-        if (
-            not (isinstance(init_t, TileType) and isinstance(yielded, TileType))
-            or init_t.rank != yielded.rank
-        ):
-            return None
-        if init_t.rank != 2 or yielded.memory is not MemorySpace.Acc:
-            return None
-        if not (isinstance(orig.init, Var) and orig.init.uid in self.creates):
-            return None
-        valid = list(init_t.valid_shape)
-        narrowed = False
-        for j, (vi, vy) in enumerate(zip(init_t.valid_shape, yielded.valid_shape)):
-            if provably_equal(vi, vy):
-                continue
-            if provably_equal(vi, init_t.shape[j]) or provably_le(vy, vi):
-                valid[j] = vy
-                narrowed = True
-        if not narrowed or pitches_coincide(init_t.shape[0], valid[0], self.fractal_rows):
-            return None
-        if any(v.uid in inside for d in valid for v in free_vars(d)):
-            return None  # an extent computed in the body: the seed could not name it (B-202)
+        assert isinstance(init_t, TileType) and isinstance(yielded, TileType) and isinstance(orig.init, Var)
+        valid = [
+            vy if take else vi
+            for take, vi, vy in zip(decision.from_yield, init_t.valid_shape, yielded.valid_shape)
+        ]
         seed_name = orig.init.name
         box = init_t.shape
         kw: dict[str, object] = {"dtype": init_t.dtype, "target_memory": MemorySpace.Acc}
-        if all(provably_equal(v, b) for v, b in zip(valid, box)):
+        if decision.form == "create":
             value: Expr = make_call("tile.create", (_dims(box, span),), kw, span=span)
             seed = Var(f"{seed_name}_narrowed", type_of(value), span)
             out.append(AssignStmt(seed, value, span))
         else:
-            if not provably_equal(valid[0], box[0]):
+            if decision.form == "compact":
                 kw["compact"] = True
             storage_value = make_call("tile.create", (_dims(box, span),), kw, span=span)
             storage = Var(f"{seed_name}_narrowed_storage", type_of(storage_value), span)
@@ -270,8 +339,6 @@ class _Narrower:
 
 
 def _dims(shape: tuple[Expr, ...], span: Span | None) -> Expr:
-    from pypto_egg.ir.expr import MakeTuple
-
     return MakeTuple(
         tuple(ConstInt(d.value, span=span) if isinstance(d, ConstInt) else d for d in shape), span
     )

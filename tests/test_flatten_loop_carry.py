@@ -229,3 +229,23 @@ def test_b202_the_fractal_height_is_the_backends():
     tall = Backend("TallFractal", ASCEND_910B.capacity, fractal_rows=32)
     after = flatten(before, backend=tall, scalars={"v": 7})
     assert "acc_narrowed" not in python_print(after)
+
+
+def test_b200_the_rules_decide_which_carries_are_reseeded(monkeypatch):
+    """The repair states facts and applies decisions; rules/narrow.egg makes them. With the rules' answer
+    replaced by "left alone" the carry stays as it was, and the facts of the narrowed carry above reach the
+    rules as the decision to re-seed it compactly, at the yield's rows and the seed's columns."""
+    from pypto_egg.egraph import narrowing
+    from pypto_egg.extract.narrow_carry import CarryAxis, CarryFacts, Reseed
+
+    facts = CarryFacts(2, 2, True, True, 64, (CarryAxis(False, True, False, False, 64, -1, False, False),
+                                            CarryAxis(True, True, True, True, 256, 256, False, False)))  # fmt: skip
+    assert narrowing.decide_reseeds([facts], 16) == [Reseed((True, False), "compact")]
+    # a carry in Vec, and the same carry of a single fractal block, are left alone (B-202)
+    vec = CarryFacts(2, 2, False, True, 64, facts.axes)
+    block = CarryFacts(2, 2, True, True, 16, facts.axes)
+    assert narrowing.decide_reseeds([vec, facts, block], 16) == [None, Reseed((True, False), "compact"), None]
+
+    monkeypatch.setattr(narrowing, "decide_reseeds", lambda carries, fractal: [None] * len(carries))
+    text = python_print(flatten(carry_program(MATMUL), scalars={"v": 37}))
+    assert "acc_narrowed" not in text

@@ -127,7 +127,7 @@ def batch_matmuls(enc: Encoding, fn: Function) -> None:
             nxt = flat[k + 1] if k + 1 < len(flat) else None
             store = None
             if (isinstance(nxt, AssignStmt) and isinstance(nxt.value, Call) and nxt.value.op == "tile.store"
-                    and nxt.value.args[0] is s.var and kind == 0):  # fmt: skip
+                    and nxt.value.args[0] is s.var):  # fmt: skip
                 store = nxt
             enc.rows["BmmRow"].append((
                 sid, kind, enc.dims(lt.shape), enc.dims(rt.shape), peeled[0][1], peeled[1][1],

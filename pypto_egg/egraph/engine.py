@@ -95,12 +95,16 @@ class _LoadedRules:
     """An e-graph holding the rules and nothing else, with the folder its fact files are read from.
     A function's facts go on top of it between `(push)` and `(pop)`."""
 
-    def __init__(self, rule_files: list[RuleFile]) -> None:
+    def __init__(self, rule_files: list[RuleFile], stages: bool = True) -> None:
         self.facts_dir = tempfile.TemporaryDirectory(prefix="pypto-egg-facts-", dir=_facts_root())
         egraph = eb.EGraph(fact_directory=self.facts_dir.name)
         error: RuleError | None = None
         try:
-            load_rules(egraph, rule_files)
+            if stages:
+                load_rules(egraph, rule_files)
+            else:
+                for rf in rule_files:
+                    load_rule_file(egraph, rf)
         except (
             RuleError
         ) as e:  # its traceback's frames hold the e-graph, which would be dropped by the caller
@@ -178,17 +182,18 @@ def run_on_owner(fn: Callable[..., T], *args: object) -> T:
     return owner().run(fn, *args)
 
 
-def loaded_rules(rule_files: Sequence[RuleFile]) -> _LoadedRules:
-    """The owner thread's e-graph for these rule files, loaded and type-checked on first use. Programs whose
-    facts leave the same rules alive (see relevance.py) share one; the least recently used of more than
-    `_MAX_LOADED` is dropped (on this thread, which made it)."""
+def loaded_rules(rule_files: Sequence[RuleFile], stages: bool = True) -> _LoadedRules:
+    """The owner thread's e-graph for these rule files, loaded and type-checked on first use (with a combined
+    ruleset per stage of the schedule, unless `stages` is off). Programs whose facts leave the same rules alive
+    (see relevance.py) share one; the least recently used of more than `_MAX_LOADED` is dropped (on this
+    thread, which made it)."""
     own = owner()
     if threading.current_thread() is not own.thread:
         raise RuntimeError("the shared rules may only be used on the e-graph owner thread (see run_on_owner)")
     key = tuple((str(rf.path), rf.text) for rf in rule_files)
     loaded = own.rules.pop(key, None)
     if loaded is None:
-        loaded = _LoadedRules(list(rule_files))
+        loaded = _LoadedRules(list(rule_files), stages)
         idle = [k for k, v in own.rules.items() if not v.in_use]
         for oldest in idle[: max(0, len(own.rules) + 1 - _MAX_LOADED)]:
             del own.rules[oldest]

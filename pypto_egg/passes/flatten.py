@@ -15,8 +15,9 @@ from pathlib import Path
 from pypto_egg.extract.failures import failure
 from pypto_egg.extract.lower_matmul import MatmulLowerer
 
-from ..backend import Backend, fractal_rows, get_backend
+from ..backend import Backend, get_backend
 from ..egraph.engine import EGraphRun, Limits, check_strategy, run_on_owner
+from ..egraph.narrowing import carry_decider
 from ..egraph.report import RunReport
 from ..errors import PassError
 from ..extract.cost import CostModel
@@ -91,7 +92,7 @@ class FlattenTileNdTo2D:
                 failed = e
                 break
             if self.skip_trivial and nothing_to_flatten(fn):
-                out[i] = narrow_acc_carries(retouch(fn), fractal_rows(self.backend))
+                out[i] = narrow_acc_carries(retouch(fn), carry_decider(self.backend))
                 continue
             todo.append(i)
         for batch in _batches(program, todo):
@@ -128,7 +129,7 @@ class FlattenTileNdTo2D:
                         raise failure(stmt, call, plan)
                 lowered.append(
                     narrow_acc_carries(
-                        MatmulLowerer(fn, eg.encoding, plans, eg.facts).run(), fractal_rows(self.backend)
+                        MatmulLowerer(fn, eg.encoding, plans, eg.facts).run(), carry_decider(self.backend)
                     )
                 )
             eg.report.times["lower"] = time.perf_counter() - t0
