@@ -19,6 +19,7 @@ from pypto_egg.egraph import (
     shipped_rule_files,
 )
 from pypto_egg.egraph.decisions import plan_words
+from pypto_egg.egraph.rule_index import rule_index
 from pypto_egg.egraph.rules import SELF_CHECKS, _form_texts, forms, load_rule_file, run_text
 from pypto_egg.errors import RuleError, ScheduleLimitError
 from pypto_egg.extract.lower_matmul import MatmulLowerer
@@ -83,10 +84,10 @@ def test_rule_file_self_checks(name):
 
 def test_schedule_is_read_from_the_rules_folder():
     stages = parse_schedule((rules_dir() / "schedule.egg").read_text())
-    assert stages[0].rulesets == ["build"]
+    assert stages[0].rulesets == ("build",)
     assert "store" in stages[-2].rulesets and "" in stages[-2].rulesets
     # the plans of every statement are ordered once every decision is in
-    assert stages[-1].rulesets == ["rank"]
+    assert stages[-1].rulesets == ("rank",)
 
 
 def test_malformed_rule_file_names_file_line_and_egglog_message(tmp_path):
@@ -173,10 +174,23 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _plan_constructors() -> dict[str, list[str]]:
-    """The Plan datatype of rules/sorts.egg: each constructor and its argument sorts."""
-    text = (rules_dir() / "sorts.egg").read_text()
-    body = text[text.index("(datatype Plan") : text.index("\n\n", text.index("(datatype Plan"))]
-    return {m[0]: m[1].split() for m in re.findall(r"^\s+\((\w+)([^()]*)\)", body, re.MULTILINE)}
+    """The Plan datatype of rules/sorts.egg, as the rule index reads it: each constructor and its argument sorts."""
+    _, form, _ = rule_index(tuple(shipped_rule_files())).declarations.decls["Plan"]
+    return {v[0]: [str(a) for a in v[1:]] for v in form.tree[2:] if isinstance(v, list)}
+
+
+def test_the_rule_files_table_of_docs_rules_md_is_the_index():
+    """docs/rules.md lists every rule file with the rulesets its rules run in, as the rule index reads them."""
+    table = {
+        m[0]: set(re.findall(r"`([\w-]+)`", m[1]))
+        for m in re.findall(r"^\| `(\w+\.egg)` \| ([^|]*) \|", (ROOT / "docs" / "rules.md").read_text(), re.M)
+    }
+    files = {rf.name for rf in shipped_rule_files()} | {"narrow.egg"}
+    assert set(table) >= files, files - set(table)
+    for name in files:
+        own = [rf for rf in read_rule_files(rules_dir() / name) if rf.name == name]
+        rulesets = {r.ruleset for r in rule_index(tuple(own)).rules if r.ruleset}
+        assert rulesets <= table[name], (name, rulesets - table[name])
 
 
 def test_every_plan_is_lowered_worded_and_documented():

@@ -9,7 +9,7 @@ The rules decide; this module only reads a saturated e-graph back and says what 
 from __future__ import annotations
 
 import functools
-import re
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,8 @@ from ..extract.cost import INF
 from ..ir.printer import print_expr
 from ..ir.stmt import AssignStmt
 from .engine import EGraphRun
-from .rules import RuleFile
+from .rule_index import rule_index
+from .rules import RuleFile, SExp
 
 _KINDS = {
     "LoadRow": "LoadReq", "StoreRow": "StoreReq", "AllocRow": "AllocReq", "AssembleRow": "AssembleReq",
@@ -104,46 +105,55 @@ class _Rule:
     modes: frozenset[str]  # batched-matmul modes it decides
 
 
-_RULE_START = re.compile(r"^\((rule|rewrite|birewrite)\b")
-_NAME = re.compile(r':name\s+"([^"]+)"')
-_TAGS = re.compile(r"\b(?:B-\d{3}[a-z]?|D-\d{2}|R\d{1,2}W?|§[A-Z])\b")
-
-
 @functools.cache
 def _rule_index(files: tuple[RuleFile, ...]) -> tuple[_Rule, ...]:
+    """The named rules of the index, with what explain matches a statement's plan against."""
     out: list[_Rule] = []
-    for rf in files:
-        lines = rf.text.splitlines()  # padded: line numbers are the file's
-        head = Path(rf.path).read_text().splitlines()[:6] if Path(rf.path).is_file() else []
-        header = " ".join(ln for ln in head if ln.startswith(";;"))
-        start: int | None = None
-        for i, line in enumerate(lines):
-            if start is None and _RULE_START.match(line):
-                start = i
-            if start is None:
-                continue
-            m = _NAME.search(line)
-            if not m:
-                continue
-            text = "\n".join(lines[start : i + 1])
-            j = start - 1
-            comment: list[str] = []
-            while j >= 0 and lines[j].startswith(";;"):
-                comment.insert(0, lines[j][2:].strip())
-                j -= 1
-            note = " ".join(comment)
-            tags = tuple(dict.fromkeys(_TAGS.findall(note) or _TAGS.findall(header)[:3]))
-            ref = RuleRef(m.group(1), _short(rf.path), start + 1, tags, note)
-            out.append(_Rule(
-                ref,
-                frozenset(re.findall(r"\(Chose \w+ \((\w+)", text)),
-                frozenset(re.findall(r'\(Fail "([^"]+)"', text)),
-                frozenset(re.findall(r"\((\w+Req)\b", text)),
-                frozenset(re.findall(r'\(GenericReq \w+ "([^"]+)"', text)),
-                frozenset(re.findall(r'\(\(BmmMode \w+ "([\w-]+)"\)\)', text)),
-            ))  # fmt: skip
-            start = None
+    for rule in rule_index(files).rules:
+        if not rule.name:
+            continue
+        tree = rule.form.tree
+        ref = RuleRef(rule.name, _short(rule.path), rule.line, rule.tags, rule.comment)
+        out.append(_Rule(
+            ref,
+            frozenset(_heads(tree, lambda t: t[0] == "Chose" and len(t) > 2 and isinstance(t[2], list), 2)),
+            frozenset(_literals(tree, "Fail", 1)),
+            frozenset(t[0] for t in _lists(tree) if t and isinstance(t[0], str) and t[0].endswith("Req")),
+            frozenset(_literals(tree, "GenericReq", 2)),
+            frozenset(_modes(tree)),
+        ))  # fmt: skip
     return tuple(out)
+
+
+def _lists(tree: SExp) -> Iterator[list[SExp]]:
+    if isinstance(tree, list):
+        yield tree
+        for t in tree:
+            yield from _lists(t)
+
+
+def _heads(tree: SExp, match: Callable[[list[SExp]], bool], at: int) -> Iterator[str]:
+    """The head of the list at place `at` of every list `match` takes."""
+    for t in _lists(tree):
+        if t and match(t):
+            inner = t[at]
+            if isinstance(inner, list) and inner and isinstance(inner[0], str):
+                yield inner[0]
+
+
+def _literals(tree: SExp, head: str, at: int) -> Iterator[str]:
+    """The string literal at place `at` of every `(head ...)` atom."""
+    for t in _lists(tree):
+        literal = t[at] if len(t) > at and t[0] == head else None
+        if isinstance(literal, str) and literal.startswith('"'):
+            yield literal.strip('"')
+
+
+def _modes(tree: SExp) -> Iterator[str]:
+    """The mode a rule decides: an action list of just `(BmmMode s "mode")`."""
+    for t in _lists(tree):
+        if len(t) == 1 and isinstance(t[0], list):
+            yield from _literals([t[0]], "BmmMode", 2)
 
 
 def _short(path: Path | str) -> str:

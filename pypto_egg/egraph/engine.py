@@ -28,6 +28,7 @@ from .encode import Encoding, write_file
 from .encoder import encode_functions
 from .relevance import Relevance, all_rules, relevant_rules
 from .report import RunReport
+from .rule_index import Stage, parse_schedule
 from .rules import (
     RuleFile,
     load_rule_file,
@@ -49,27 +50,9 @@ class Limits:
 
 
 @dataclass
-class Stage:
-    rulesets: list[str]  # run in this order, repeatedly, until none changes the e-graph ("" is the default)
-
-
-@dataclass
 class _StageRun:
     iterations: int = 0
     matches: dict[str, int] = field(default_factory=dict)
-
-
-@functools.cache
-def parse_schedule(text: str) -> tuple[Stage, ...]:
-    """The stages of rules/schedule.egg: each `(saturate (run a) (run b) ..)` inside `run-schedule`."""
-    stages: list[Stage] = []
-    body = re.sub(r";[^\n]*", "", text)
-    for m in re.finditer(r"\(saturate((?:\s*\(run(?:\s+[\w-]+)?\))+)\s*\)", body):
-        names = re.findall(r"\(run(?:\s+([\w-]+))?\)", m.group(1))
-        stages.append(Stage([n for n in names]))
-    if not stages:
-        raise RuleError("rules/schedule.egg has no (saturate (run ...)) stage")
-    return tuple(stages)
 
 
 T = TypeVar("T")
@@ -332,7 +315,7 @@ class EGraphRun:
     def _run_schedule(self, deadline: float) -> None:
         for stage in parse_schedule(schedule_text()):
             run = self._run_stage(stage, deadline)
-            self.report.stages.append((stage.rulesets, run.iterations))
+            self.report.stages.append((list(stage.rulesets), run.iterations))
             for rule, n in run.matches.items():
                 self.report.rules_fired[rule] = self.report.rules_fired.get(rule, 0) + n
 
