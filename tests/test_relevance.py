@@ -93,7 +93,24 @@ def test_the_shipped_rules_a_2d_free_elementwise_program_needs_leave_the_batched
     text = "".join(f.text for f in r.files)
     assert '"load-non-mat-keeps-window"' in text and '"store-not-packed-by-default"' in text
     assert '"bmm-route-whole"' not in text
-    assert "(relation BmmReq" not in text and "(relation LoadReq" in text and "(datatype Plan" in text
+    assert "(relation BmmReq" not in text and "(relation LoadReq" in text and "(sort Plan)" in text
+    # each plan a table of its own: those no kept rule states are left out (each table costs on push and pop)
+    assert "(constructor LoadFlat " in text and "(constructor BatchMatmul " not in text
+    assert "(constructor TransposeUnroll " not in text
+
+
+def test_the_pass_leaves_out_the_rules_that_build_terms_only_explain_reads():
+    """With plans only read (the pass), the operand lists of requests, which no shipped rule matches, are not
+    built, and their fact rows are not loaded; explain and the pictures (every term read) keep them."""
+    seed = frozenset({"DConstRow", "NilRow", "ConsRow", "OpndNilRow", "OpndVarRow", "LoadRow", "StoreRow",
+                      "GenericRow", "CapacityRow", "ConfigRow", "StmtVarRow", "PageIndexRow"})  # fmt: skip
+    full = relevant_rules(tuple(shipped_rule_files()), seed)
+    plans = relevant_rules(tuple(shipped_rule_files()), seed, True)
+    assert '"build-ovar"' in "".join(f.text for f in full.files)
+    text = "".join(f.text for f in plans.files)
+    assert '"build-ovar"' not in text and '"build-generic"' in text and "(constructor OCons " not in text
+    assert full.facts == seed and plans.facts is not None and "OpndVarRow" not in plans.facts
+    assert "GenericRow" in plans.facts and plans.kept < full.kept
 
 
 def outcome(program: ir.Program, prune: bool, strategy: str = "reference") -> ir.Program | str:

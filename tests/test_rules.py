@@ -175,8 +175,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _plan_constructors() -> dict[str, list[str]]:
     """The Plan datatype of rules/sorts.egg, as the rule index reads it: each constructor and its argument sorts."""
-    _, form, _ = rule_index(tuple(shipped_rule_files())).declarations.decls["Plan"]
-    return {v[0]: [str(a) for a in v[1:]] for v in form.tree[2:] if isinstance(v, list)}
+    decls = rule_index(tuple(shipped_rule_files())).declarations.decls
+    return {
+        name: [str(a) for a in form.tree[2]]
+        for name, (_, form, _) in decls.items()
+        if form.tree[0] == "constructor" and form.tree[3] == "Plan"
+    }
 
 
 def test_the_rule_files_table_of_docs_rules_md_is_the_index():

@@ -275,15 +275,16 @@ class Encoding:
 
     # ------------------------------------------------------------ files
 
-    def write_facts(self, directory: Path) -> list[str]:
-        """One tab-separated file per relation; returns the `(input ...)` commands that load them."""
+    def write_facts(self, directory: Path, only: frozenset[str] | None = None) -> list[str]:
+        """One tab-separated file per relation (of those in `only`, when given: the others no loaded rule
+        reads); returns the `(input ...)` commands that load them."""
         undeclared = sorted(rel for rel, rows in self.rows.items() if rows and rel not in RELATIONS)
         if undeclared:
             raise InternalError(f"fact rows of relations rules/encode.egg does not declare: {undeclared}")
         commands = []
         for rel, arity in RELATIONS.items():
             rows = self.rows.get(rel, [])
-            if not rows:  # an empty relation needs no file and no input
+            if not rows or (only is not None and rel not in only):  # no file and no input
                 continue
             # one C-level format of all the cells (each by str(), as joining each row would, in a third of the time)
             try:

@@ -213,10 +213,13 @@ class EGraphRun:
         reuse_rules: bool = False,
         strategy: str = "reference",
         prune_rules: bool = True,
+        plans_only: bool = False,
     ) -> None:
         """`reuse_rules`: put the facts on the owner thread's already-loaded rules (only on that thread, see
         `run_on_owner`; call `close()` when done) instead of loading the rules into an e-graph of its own.
-        `prune_rules`: load only the rules these facts could fire (relevance.py); off, every rule is loaded."""
+        `prune_rules`: load only the rules these facts could fire (relevance.py); off, every rule is loaded.
+        `plans_only`: the caller reads the plans and the relations, no other term (the pass, not explain), so
+        rules that only build terms nobody asks about are not loaded either."""
         self.strategy = check_strategy(strategy)
         names = [function_name] if isinstance(function_name, str) else list(function_name)
         self.program = program
@@ -243,7 +246,7 @@ class EGraphRun:
         if self.strategy == "optimal":
             filled |= {"Route", "Settled"}
         self.relevance: Relevance = (
-            relevant_rules(tuple(self.rule_files), frozenset(filled))
+            relevant_rules(tuple(self.rule_files), frozenset(filled), plans_only)
             if prune_rules
             else all_rules(self.rule_files)
         )
@@ -266,7 +269,7 @@ class EGraphRun:
         self.report.times["load rules"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         try:
-            load_facts(self.egraph, facts_dir, self.encoding.write_facts(facts_dir))
+            load_facts(self.egraph, facts_dir, self.encoding.write_facts(facts_dir, self.relevance.facts))
         except BaseException:
             self.close()
             raise

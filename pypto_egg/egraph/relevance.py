@@ -17,7 +17,7 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .rule_index import Declarations, IndexedRule, rule_index, symbols
+from .rule_index import Declarations, IndexedRule, RuleIndex, rule_index, symbols
 from .rules import Form, RuleFile
 
 
@@ -29,6 +29,7 @@ class Relevance:
     live_rulesets: frozenset[str] | None  # rulesets keeping a rule ("" the default one); None: all of them
     kept: int  # rules kept (-1: every rule, uncounted)
     dropped: int
+    facts: frozenset[str] | None = None  # the fact relations worth loading (None: every filled one)
 
     def runs(self, ruleset: str) -> bool:
         """Whether running the ruleset could change anything."""
@@ -36,9 +37,16 @@ class Relevance:
 
 
 @functools.lru_cache(maxsize=64)
-def relevant_rules(files: tuple[RuleFile, ...], filled: frozenset[str]) -> Relevance:
+def relevant_rules(
+    files: tuple[RuleFile, ...], filled: frozenset[str], plans_only: bool = False
+) -> Relevance:
     """The rule files with every rule that can never fire on `filled` (the non-empty fact relations, plus
-    whatever the host asserts itself) blanked out, and every declaration nothing left needs."""
+    whatever the host asserts itself) blanked out, and every declaration nothing left needs.
+
+    `plans_only`: the host reads the relations and functions and the plans' terms, nothing else (the pass;
+    explain and the pictures read every term), so a rule that only builds terms of another sort no kept rule
+    asks about is blanked too (the operand lists of requests, which only user rules read), and so are the fact
+    relations only it read (`Relevance.facts`)."""
     try:
         index = rule_index(files)
     except ValueError:  # let egglog report the file's syntax; keep every rule of the set
@@ -57,9 +65,16 @@ def relevant_rules(files: tuple[RuleFile, ...], filled: frozenset[str]) -> Relev
                     live.add(i)
                     populated |= fills
                     changed = True
+    if plans_only:
+        live = _read(index, live)
     kept = [index.rules[i] for i in sorted(live)]
+    loaded = (
+        frozenset(filled & (set().union(*(r.reads for r in kept)) | declared.commanded))
+        if plans_only
+        else filled
+    )
     blanks = [(r.file, r.form) for i, r in enumerate(index.rules) if i not in live]
-    blanks += _unused_declarations(declared, kept, filled)
+    blanks += _unused_declarations(declared, kept, loaded)
     texts = [rf.text for rf in files]
     # blank from the end of each file backwards, so earlier spans stay valid
     for fi, form in sorted(blanks, key=lambda b: (b[0], -b[1].start)):
@@ -71,7 +86,45 @@ def relevant_rules(files: tuple[RuleFile, ...], filled: frozenset[str]) -> Relev
         frozenset(r.ruleset for r in kept),
         kept=len(kept),
         dropped=len(index.rules) - len(kept),
+        facts=loaded,
     )
+
+
+def _read(index: RuleIndex, live: set[int]) -> set[int]:
+    """The live rules whose actions write a table someone reads: every relation and function (the host reads
+    them), the constructors of the sorts a plan's term holds, and, as a least fixpoint, the tables the queries
+    of the rules so kept name."""
+    declared = index.declarations
+    sort_of: dict[str, str] = dict(declared.variants)  # constructor -> its sort
+    arguments: dict[str, set[str]] = {}  # sort -> the sorts its constructors take
+    for name, (_, form, _) in declared.decls.items():
+        tree = form.tree
+        if tree[0] == "datatype":
+            for v in tree[2:]:
+                if isinstance(v, list):
+                    arguments.setdefault(name, set()).update(a for a in v[1:] if isinstance(a, str))
+        elif tree[0] == "constructor" and len(tree) > 3 and isinstance(tree[3], str):
+            sort_of[name] = tree[3]
+            if isinstance(tree[2], list):
+                arguments.setdefault(tree[3], set()).update(a for a in tree[2] if isinstance(a, str))
+    in_plans, todo = set(), ["Plan"]
+    while todo:
+        sort = todo.pop()
+        if sort not in in_plans:
+            in_plans.add(sort)
+            todo.extend(arguments.get(sort, ()))
+    needed = {t for t in declared.tables if sort_of.get(t, "Plan") in in_plans}
+    kept: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for i in sorted(live - kept):
+            rule = index.rules[i]
+            if not rule.writes or rule.writes & needed:
+                kept.add(i)
+                needed |= rule.reads
+                changed = True
+    return kept
 
 
 def _unused_declarations(
