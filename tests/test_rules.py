@@ -24,6 +24,7 @@ from pypto_egg.egraph.rules import SELF_CHECKS, _form_texts, forms, load_rule_fi
 from pypto_egg.errors import RuleError, ScheduleLimitError
 from pypto_egg.extract.lower_matmul import MatmulLowerer
 from pypto_egg.extract.term import Term
+from pypto_egg.ir import python_print
 
 SEED = """
 import pypto_egg.language as pl
@@ -122,6 +123,20 @@ def test_includes_resolve_relative_to_the_including_file(tmp_path):
     )
     (tmp_path / "outer.egg").write_text('(include "sub/inner.egg")\n')
     out = passes.flatten_tile_nd_to_2d(extra_rules=[tmp_path / "outer.egg"])(pl.parse(SEED))
+    assert [s.value.op for s in out.functions[0].body[:-1]] == ["tile.load", "tile.store"]
+
+
+def test_user_rules_see_a_function_with_nothing_to_flatten(tmp_path):
+    """A 2-D kernel skips the e-graph only when no user rule could act on it."""
+    rules = tmp_path / "forward.egg"
+    rules.write_text(
+        ";; muls by one forwards its operand\n"
+        '(rule ((GenericReq s "tile.muls" (OCons (OVar x) (OCons (OFloat 1.0) (ONil))) sh)) ((Chose s (Forward x))))\n'
+    )
+    flat = SEED.replace("[2, 3, 4]", "[6, 4]").replace("[0, 0, 0]", "[0, 0]")
+    plain = passes.flatten_tile_nd_to_2d()(pl.parse(flat))
+    assert "tile.muls" in python_print(plain)
+    out = passes.flatten_tile_nd_to_2d(extra_rules=[rules])(pl.parse(flat))
     assert [s.value.op for s in out.functions[0].body[:-1]] == ["tile.load", "tile.store"]
 
 

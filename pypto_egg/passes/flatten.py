@@ -43,9 +43,9 @@ class FlattenTileNdTo2D:
     verify: bool = True
     limits: Limits = field(default_factory=Limits)
     reports: list[RunReport] = field(default_factory=list)
-    skip_trivial: bool = (
-        True  # a function with nothing to flatten never builds an e-graph (see `nothing_to_flatten`)
-    )
+    # a function with nothing to flatten never builds an e-graph (see `nothing_to_flatten`), unless user rules
+    # are given: those may act on any function
+    skip_trivial: bool = True
     validate: bool = False  # interpret each rewritten function before and after (see passes/validate.py)
     strategy: str = "reference"  # or "optimal": every legal operand route, the cheapest by the cost model
     validation_seeds: int = 2
@@ -91,7 +91,7 @@ class FlattenTileNdTo2D:
             except PassError as e:  # the functions before it are rewritten (and may fail) first, in order
                 failed = e
                 break
-            if self.skip_trivial and nothing_to_flatten(fn):
+            if self.skip_trivial and not self.extra_rules and nothing_to_flatten(fn):
                 out[i] = narrow_acc_carries(retouch(fn), carry_decider(self.backend))
                 continue
             todo.append(i)
