@@ -9,7 +9,7 @@ The rules decide; this module only reads a saturated e-graph back and says what 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ from ..extract.cost import INF
 from ..ir.printer import print_expr
 from ..ir.stmt import AssignStmt
 from .engine import EGraphRun
-from .rule_index import rule_index
+from .rule_index import lists, rule_index
 from .rules import RuleFile, SExp
 
 _KINDS = {
@@ -116,34 +116,26 @@ def _rule_index(files: tuple[RuleFile, ...]) -> tuple[_Rule, ...]:
         ref = RuleRef(rule.name, _short(rule.path), rule.line, rule.tags, rule.comment)
         out.append(_Rule(
             ref,
-            frozenset(_heads(tree, lambda t: t[0] == "Chose" and len(t) > 2 and isinstance(t[2], list), 2)),
+            frozenset(_chosen_plans(tree)),
             frozenset(_literals(tree, "Fail", 1)),
-            frozenset(t[0] for t in _lists(tree) if t and isinstance(t[0], str) and t[0].endswith("Req")),
+            frozenset(t[0] for t in lists(tree) if t and isinstance(t[0], str) and t[0].endswith("Req")),
             frozenset(_literals(tree, "GenericReq", 2)),
             frozenset(_modes(tree)),
         ))  # fmt: skip
     return tuple(out)
 
 
-def _lists(tree: SExp) -> Iterator[list[SExp]]:
-    if isinstance(tree, list):
-        yield tree
-        for t in tree:
-            yield from _lists(t)
-
-
-def _heads(tree: SExp, match: Callable[[list[SExp]], bool], at: int) -> Iterator[str]:
-    """The head of the list at place `at` of every list `match` takes."""
-    for t in _lists(tree):
-        if t and match(t):
-            inner = t[at]
-            if isinstance(inner, list) and inner and isinstance(inner[0], str):
-                yield inner[0]
+def _chosen_plans(tree: SExp) -> Iterator[str]:
+    """The plan constructor of every `(Chose s (Plan ...))` atom."""
+    for t in lists(tree):
+        plan = t[2] if len(t) > 2 and t[0] == "Chose" else None
+        if isinstance(plan, list) and plan and isinstance(plan[0], str):
+            yield plan[0]
 
 
 def _literals(tree: SExp, head: str, at: int) -> Iterator[str]:
     """The string literal at place `at` of every `(head ...)` atom."""
-    for t in _lists(tree):
+    for t in lists(tree):
         literal = t[at] if len(t) > at and t[0] == head else None
         if isinstance(literal, str) and literal.startswith('"'):
             yield literal.strip('"')
@@ -151,7 +143,7 @@ def _literals(tree: SExp, head: str, at: int) -> Iterator[str]:
 
 def _modes(tree: SExp) -> Iterator[str]:
     """The mode a rule decides: an action list of just `(BmmMode s "mode")`."""
-    for t in _lists(tree):
+    for t in lists(tree):
         if len(t) == 1 and isinstance(t[0], list):
             yield from _literals([t[0]], "BmmMode", 2)
 

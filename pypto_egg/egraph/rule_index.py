@@ -31,6 +31,14 @@ def symbols(tree: SExp) -> Iterable[str]:
             yield from symbols(t)
 
 
+def lists(tree: SExp) -> Iterable[list[SExp]]:
+    """Every list of a form, the form itself first."""
+    if isinstance(tree, list):
+        yield tree
+        for t in tree:
+            yield from lists(t)
+
+
 def keyword(tree: list[SExp], key: str) -> SExp | None:
     for i, t in enumerate(tree):
         if t == key and i + 1 < len(tree):
