@@ -313,27 +313,31 @@ def test_interpreting_the_pypto_dialect_needs_no_pypto():
     assert interp.run(program, "add_incore", inputs)
 
 
+def _benchmark(script: str, *args: str) -> str:
+    """A benchmark script's output, run as a user runs it; it must succeed."""
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+
+
 @requires_pypto
 @requires_sample
 def test_the_pipeline_benchmark_times_both_passes_inside_pyptos_compile():
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "bench_pipeline.py"), "--repeat", "1", "--limit", "4"],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    rows = {line.split()[0]: line.split() for line in proc.stdout.splitlines() if line.split()}
-    assert float(rows["reference"][2]) > 0 and float(rows["pypto-egg"][2]) > 0, proc.stdout
-    assert "pass share" in proc.stdout
+    stdout = _benchmark("bench_pipeline.py", "--repeat", "1", "--limit", "4")
+    rows = {line.split()[0]: line.split() for line in stdout.splitlines() if line.split()}
+    assert float(rows["reference"][2]) > 0 and float(rows["pypto-egg"][2]) > 0, stdout
+    assert "pass share" in stdout
 
 
 @requires_pypto
 def test_the_same_run_benchmark_times_both_passes_and_prints_ratios_against_the_goals():
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "bench_vs_reference.py"), "--repeat", "1", "--only", "seed"],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    row = next(line for line in proc.stdout.splitlines() if line.startswith("seed"))
+    stdout = _benchmark("bench_vs_reference.py", "--repeat", "1", "--only", "seed")
+    row = next(line for line in stdout.splitlines() if line.startswith("seed"))
     # "seed (1 kernel, 3 ops)   <reference> <pypto-egg> ms  <ratio>x  <= 50x  met|MISSED"
     reference, ours = (float(x) for x in row.split(")", 1)[1].split()[:2])
     assert reference > 0 and ours > 0
