@@ -13,7 +13,8 @@ from .egraph.decisions import (
     format_explanation,
     plan_words,
 )
-from .egraph.engine import EGraphRun, run_on_owner
+from .egraph.engine import EGraphRun
+from .egraph.resident import run_on_owner
 from .ir.stmt import Program
 
 

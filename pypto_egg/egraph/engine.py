@@ -2,32 +2,34 @@
 
 from __future__ import annotations
 
-import atexit
-import ctypes
 import functools
 import os
-import queue
 import re
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Self, TypeVar
+from typing import Any, Self
 
 import egglog.bindings as eb
 
 from ..backend import Backend, get_backend
 from ..errors import RuleError, ScheduleLimitError, UserError
 from ..extract import ClassId, EGraphView, Extraction, Term, extract_roots
-from ..extract.cost import CostModel, DefaultCostModel
+from ..extract.cost import CostModel, DefaultCostModel, OptimalCostModel
 from ..ir.stmt import Program
 from .encode import Encoding, write_file
 from .encoder import encode_functions
 from .relevance import Relevance, all_rules, relevant_rules
 from .report import RunReport
+from .resident import (
+    ResidentRules,
+    check_not_forked_after_use,
+    facts_root,
+    forked_since_import,
+    resident_rules,
+)
 from .rule_index import Stage, parse_schedule
 from .rules import (
     RuleFile,
@@ -53,145 +55,6 @@ class Limits:
 class _StageRun:
     iterations: int = 0
     matches: dict[str, int] = field(default_factory=dict)
-
-
-T = TypeVar("T")
-# egglog's `(pop)` never returns in a process forked from the one that imported it, so a forked child
-# (a `fork` multiprocessing pool) gives each function an e-graph of its own instead of reusing the rules;
-# and once egglog has run, its worker threads are gone in a forked child, where it would hang
-_IMPORT_PID = os.getpid()
-_RAN_IN_PID: int | None = None
-
-
-def _check_not_forked_after_use() -> None:
-    global _RAN_IN_PID
-    if _RAN_IN_PID is not None and os.getpid() != _RAN_IN_PID:
-        raise UserError(
-            "pypto-egg cannot run egglog in a process forked after its parent ran it: egglog's worker threads do "
-            "not survive fork, so it would hang. Start worker processes with the 'spawn' or 'forkserver' method, "
-            "e.g. ProcessPoolExecutor(mp_context=multiprocessing.get_context('spawn'))."
-        )
-    _RAN_IN_PID = os.getpid()
-
-
-class _LoadedRules:
-    """An e-graph holding the rules and nothing else, with the folder its fact files are read from.
-    A function's facts go on top of it between `(push)` and `(pop)`."""
-
-    def __init__(self, rule_files: list[RuleFile], stages: bool = True) -> None:
-        self.facts_dir = tempfile.TemporaryDirectory(prefix="pypto-egg-facts-", dir=_facts_root())
-        egraph = eb.EGraph(fact_directory=self.facts_dir.name)
-        error: RuleError | None = None
-        try:
-            if stages:
-                load_rules(egraph, rule_files)
-            else:
-                for rf in rule_files:
-                    load_rule_file(egraph, rf)
-        except (
-            RuleError
-        ) as e:  # its traceback's frames hold the e-graph, which would be dropped by the caller
-            error = RuleError(str(e))
-        if error is not None:
-            del egraph  # dropped here, on the thread that made it
-            raise error
-        self.egraph = egraph
-        self.in_use = False
-
-
-class _Owner:
-    """The one thread that makes, uses and drops the pass's e-graphs.
-
-    egglog's EGraph may only be touched and dropped by the thread that made it. Loaded rules are kept for
-    the life of the process, so they cannot belong to a caller's thread (a pool thread dies, and its
-    objects are then freed by another); every e-graph the pass uses lives here instead, and is dropped
-    here at exit.
-    """
-
-    def __init__(self) -> None:
-        self.pid = os.getpid()
-        self.rules: dict[tuple[tuple[str, str], ...], _LoadedRules] = {}
-        self.jobs: queue.SimpleQueue[
-            tuple[Callable[..., object] | None, tuple[object, ...], Future[object]]
-        ] = queue.SimpleQueue()
-        self.thread = threading.Thread(target=self._serve, name="pypto-egg-egraph", daemon=True)
-        self.thread.start()
-        atexit.register(self.shutdown)
-
-    def _serve(self) -> None:
-        while True:
-            fn, args, done = self.jobs.get()
-            if fn is None:  # shutdown: the e-graphs are dropped here, on the thread that made them
-                self.rules.clear()
-                done.set_result(None)
-                return
-            try:
-                done.set_result(fn(*args))
-            except BaseException as e:
-                done.set_exception(e)
-
-    def run(self, fn: Callable[..., T], *args: object) -> T:
-        if threading.current_thread() is self.thread:
-            return fn(*args)
-        done: Future[object] = Future()
-        self.jobs.put((fn, args, done))
-        return done.result()  # type: ignore[return-value]
-
-    def shutdown(self) -> None:
-        if os.getpid() == self.pid and self.thread.is_alive():
-            done: Future[object] = Future()
-            self.jobs.put((None, (), done))
-            done.result(timeout=60)
-
-
-_OWNER: _Owner | None = None
-_OWNER_LOCK = threading.Lock()
-_INHERITED: list[_Owner] = []  # a forked child's copy of its parent's owner: never used, never dropped
-
-
-def owner() -> _Owner:
-    global _OWNER
-    with _OWNER_LOCK:
-        if _OWNER is None or _OWNER.pid != os.getpid():
-            if _OWNER is not None:  # forked: the parent's e-graphs belong to a thread this process lacks
-                _INHERITED.append(_OWNER)
-                ctypes.pythonapi.Py_IncRef(ctypes.py_object(_OWNER))
-            _OWNER = _Owner()
-        return _OWNER
-
-
-def run_on_owner(fn: Callable[..., T], *args: object) -> T:
-    """Run `fn` on the e-graph owner thread (directly when already there)."""
-    return owner().run(fn, *args)
-
-
-def loaded_rules(rule_files: Sequence[RuleFile], stages: bool = True) -> _LoadedRules:
-    """The owner thread's e-graph for these rule files, loaded and type-checked on first use (with a combined
-    ruleset per stage of the schedule, unless `stages` is off). Programs whose facts leave the same rules alive
-    (see relevance.py) share one; the least recently used of more than `_MAX_LOADED` is dropped (on this
-    thread, which made it)."""
-    own = owner()
-    if threading.current_thread() is not own.thread:
-        raise RuntimeError("the shared rules may only be used on the e-graph owner thread (see run_on_owner)")
-    key = tuple((str(rf.path), rf.text) for rf in rule_files)
-    loaded = own.rules.pop(key, None)
-    if loaded is None:
-        loaded = _LoadedRules(list(rule_files), stages)
-        idle = [k for k, v in own.rules.items() if not v.in_use]
-        for oldest in idle[: max(0, len(own.rules) + 1 - _MAX_LOADED)]:
-            del own.rules[oldest]
-    own.rules[key] = loaded  # most recently used last
-    return loaded
-
-
-_MAX_LOADED = 12  # rule sets kept loaded per process (each about 10-20 MB and 0.1-0.2 s to load)
-
-
-def _facts_root() -> str | None:
-    """Where fact files are written: a memory file system when there is one (a write there costs a tenth of
-    one on disk, and a function's facts are read once), else the system's temporary folder."""
-    shm = Path("/dev/shm")
-    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
 
 
 class EGraphRun:
@@ -228,8 +91,6 @@ class EGraphRun:
         self.backend = get_backend(backend)
         self.limits = limits or Limits()
         if cost_model is None and strategy == "optimal":
-            from ..extract.cost import OptimalCostModel
-
             cost_model = OptimalCostModel(self.backend)
         self.cost_model = cost_model
         self.report = RunReport(", ".join(names))
@@ -251,26 +112,14 @@ class EGraphRun:
             else all_rules(self.rule_files)
         )
         self.report.rules_loaded = self.relevance.kept
-        _check_not_forked_after_use()
-        self._shared: _LoadedRules | None = None
-        live_files = self.relevance.files
-        shared = loaded_rules(live_files) if reuse_rules and os.getpid() == _IMPORT_PID else None
-        if shared is not None and not shared.in_use:  # (re-entrant use builds its own)
-            self._shared = shared
-            shared.in_use = True
-            self.egraph = shared.egraph
-            facts_dir = Path(shared.facts_dir.name)
-            run_text(self.egraph, "(push)", "<push>", reuse=True)
-        else:
-            self._own_facts = tempfile.TemporaryDirectory(prefix="pypto-egg-facts-", dir=_facts_root())
-            facts_dir = Path(self._own_facts.name)
-            self.egraph = eb.EGraph(fact_directory=self._own_facts.name)
-            load_rules(self.egraph, live_files)
+        facts_dir = self._attach(reuse_rules)
         self.report.times["load rules"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         try:
             load_facts(self.egraph, facts_dir, self.encoding.write_facts(facts_dir, self.relevance.facts))
-        except BaseException:
+        except BaseException as e:
+            if isinstance(e, RuleError):
+                self._egglog_failed()
             self.close()
             raise
         self.report.times["load facts"] = time.perf_counter() - t0
@@ -282,16 +131,41 @@ class EGraphRun:
         self._facts: dict[str, list[tuple[Term | int | float | str | bool | None, ...]]] = {}
         self._plans: dict[int, Term | None] | None = None
 
+    def _attach(self, reuse_rules: bool) -> Path:
+        """Take the owner thread's resident e-graph of the live rules, or load them into one of this run's own;
+        the folder its fact files are read from."""
+        check_not_forked_after_use()
+        self._shared: ResidentRules | None = None
+        live_files = self.relevance.files
+        shared = (
+            resident_rules(live_files, combine_stage_rulesets)
+            if reuse_rules and not forked_since_import()
+            else None
+        )
+        if shared is not None and not shared.in_use:  # (re-entrant use builds its own)
+            self._shared = shared
+            self.egraph = shared.egraph
+            shared.begin()
+            return Path(shared.facts_dir.name)
+        self._own_facts = tempfile.TemporaryDirectory(prefix="pypto-egg-facts-", dir=facts_root())
+        self.egraph = eb.EGraph(fact_directory=self._own_facts.name)
+        load_rules(self.egraph, live_files)
+        return Path(self._own_facts.name)
+
     def close(self) -> None:
         """Take this function's facts off the thread's shared rules (a no-op for an e-graph of its own)."""
         view = getattr(self, "_view", None)
         if view is not None:
             view.release()  # extracted plans and facts read so far stay readable
         if self._shared is not None:
-            run_text(self.egraph, "(pop)", "<pop>", reuse=True)
-            self._shared.in_use = False
-            self._shared = None
+            shared, self._shared = self._shared, None
             self.egraph = None  # type: ignore[assignment]  # the owner thread keeps it; no other may drop it
+            shared.end()
+
+    def _egglog_failed(self) -> None:
+        """egglog itself failed half-way through this program: a shared e-graph is loaded again for the next."""
+        if self._shared is not None:
+            self._shared.broken = True
 
     def __enter__(self) -> Self:
         return self
@@ -370,6 +244,7 @@ class EGraphRun:
             outputs = self.egraph.run_program(*parsed(self.egraph, program))
         except BaseException as e:  # a missing ruleset panics (PanicException is not an Exception)
             if isinstance(e, eb.EggSmolError) or type(e).__name__ == "PanicException":
+                self._egglog_failed()
                 raise RuleError(f"rules/schedule.egg: running {body} failed: {e}") from None
             raise
         report = getattr(outputs[0], "report")  # noqa: B009 - the bindings type the output as a union

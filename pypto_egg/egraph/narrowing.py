@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from ..backend import Backend, fractal_rows
 from ..errors import RuleError
 from ..extract.narrow_carry import CarryFacts, Decide, Reseed
-from .engine import loaded_rules, run_on_owner
+from .resident import resident_rules, run_on_owner
 from .rules import RuleFile, read_rule_files, rules_dir, run_text
 
 _SCHEDULE = "(run-schedule (saturate (run narrow-axes)) (saturate (run narrow)))"
@@ -54,12 +54,11 @@ def _facts(carries: tuple[CarryFacts, ...], fractal: int) -> str:
 
 
 def _decide(carries: tuple[CarryFacts, ...], fractal: int) -> list[Reseed | None]:
-    shared = loaded_rules(narrow_rule_files(), stages=False)
+    shared = resident_rules(narrow_rule_files())
     if shared.in_use:
         raise RuleError("rules/narrow.egg is already in use on this thread")
     egraph = shared.egraph
-    shared.in_use = True
-    run_text(egraph, "(push)", "<push>", reuse=True)
+    shared.begin()
     try:
         run_text(egraph, _facts(carries, fractal), "<carry facts>")
         run_text(egraph, _SCHEDULE, "rules/narrow.egg", reuse=True)
@@ -76,8 +75,7 @@ def _decide(carries: tuple[CarryFacts, ...], fractal: int) -> list[Reseed | None
             for r in functions["Extent"].rows
         }
     finally:
-        run_text(egraph, "(pop)", "<pop>", reuse=True)
-        shared.in_use = False
+        shared.end()
     return [
         Reseed(tuple(takes[c, j] for j in range(len(f.axes))), forms[c]) if c in forms else None
         for c, f in enumerate(carries)

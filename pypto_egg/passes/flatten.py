@@ -16,9 +16,10 @@ from pypto_egg.extract.failures import failure
 from pypto_egg.extract.lower_matmul import MatmulLowerer
 
 from ..backend import Backend, get_backend
-from ..egraph.engine import EGraphRun, Limits, check_strategy, run_on_owner
+from ..egraph.engine import EGraphRun, Limits, check_strategy
 from ..egraph.narrowing import carry_decider
 from ..egraph.report import RunReport
+from ..egraph.resident import run_on_owner
 from ..errors import PassError
 from ..extract.cost import CostModel
 from ..extract.narrow_carry import narrow_acc_carries

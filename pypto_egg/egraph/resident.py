@@ -1,0 +1,210 @@
+"""The e-graphs that live as long as the process: rules loaded once, on the one thread that owns them, and
+returned to their loaded state after each program.
+
+Loading a rule set costs 0.1-0.2 s (egglog type-checks and compiles every rule), so each set is loaded once and
+every program's facts go on top of it. Afterwards the e-graph must hold the rules alone again. egglog's
+`(push)` / `(pop)` would do it, but a push copies every rule and table of the e-graph and a pop frees the copy:
+on a real batched-matmul kernel that was about half of the pass's time. Instead a rule set loaded from the
+shipped files gets a `reset` ruleset, one rule per table that deletes every row it holds; one iteration of it
+and the rule files' own top-level facts, run again, leave exactly the rows loading left. Rule files of a user's
+keep push and pop: they may subsume rows (which no query, so no reset rule, matches) or run commands that
+cannot simply be run again.
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import os
+import queue
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from pathlib import Path
+from typing import TypeVar
+
+import egglog.bindings as eb
+
+from ..errors import RuleError, UserError
+from .rules import RuleFile, base_commands, load_rule_file, rules_dir, run_text
+
+T = TypeVar("T")
+RESET = "reset"  # the ruleset that empties every table
+_IMPORT_PID = os.getpid()
+_RAN_IN_PID: int | None = None
+
+
+def check_not_forked_after_use() -> None:
+    """egglog's worker threads do not survive fork: a process forked after its parent ran egglog would hang."""
+    global _RAN_IN_PID
+    if _RAN_IN_PID is not None and os.getpid() != _RAN_IN_PID:
+        raise UserError(
+            "pypto-egg cannot run egglog in a process forked after its parent ran it: egglog's worker threads do "
+            "not survive fork, so it would hang. Start worker processes with the 'spawn' or 'forkserver' method, "
+            "e.g. ProcessPoolExecutor(mp_context=multiprocessing.get_context('spawn'))."
+        )
+    _RAN_IN_PID = os.getpid()
+
+
+def forked_since_import() -> bool:
+    """egglog's `(pop)` never returns in a process forked from the one that imported it."""
+    return os.getpid() != _IMPORT_PID
+
+
+def facts_root() -> str | None:
+    """Where fact files are written: a memory file system when there is one (a write there costs a tenth of
+    one on disk, and a function's facts are read once), else the system's temporary folder."""
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+
+
+class ResidentRules:
+    """An e-graph holding one set of rules, with the folder its fact files are read from. A program's facts go
+    on top between `begin()` and `end()`, which leaves the e-graph as loading left it."""
+
+    def __init__(
+        self, rule_files: list[RuleFile], prepare: Callable[[eb.EGraph], None] | None = None
+    ) -> None:
+        self.rule_files = tuple(rule_files)
+        self.prepare = prepare
+        self.facts_dir = tempfile.TemporaryDirectory(prefix="pypto-egg-facts-", dir=facts_root())
+        egraph = eb.EGraph(fact_directory=self.facts_dir.name)
+        error: RuleError | None = None
+        try:
+            for rf in rule_files:
+                load_rule_file(egraph, rf)
+            if prepare is not None:
+                prepare(egraph)
+            self.resets = all(rf.path.parent == rules_dir() for rf in rule_files)
+            self._restore = ""
+            if self.resets:
+                run_text(egraph, reset_rules(egraph), "<reset rules>")
+                self._restore = f"(run {RESET} 1) {base_commands(rule_files)}"
+        except (
+            RuleError
+        ) as e:  # its traceback's frames hold the e-graph, which would be dropped by the caller
+            error = RuleError(str(e))
+        if error is not None:
+            del egraph  # dropped here, on the thread that made it
+            raise error
+        self.egraph = egraph
+        self.in_use = False
+        self.broken = False  # a program failed half-way: its rows may be left, so the set is loaded again
+
+    def begin(self) -> None:
+        self.in_use = True
+        if not self.resets:
+            run_text(self.egraph, "(push)", "<push>", reuse=True)
+
+    def end(self) -> None:
+        """Take the program's rows off again. A failure here leaves the e-graph unusable: it is dropped."""
+        try:
+            run_text(self.egraph, self._restore or "(pop)", "<reset>", reuse=True)
+        except BaseException:
+            self.broken = True
+            raise
+        finally:
+            self.in_use = False
+
+
+def reset_rules(egraph: eb.EGraph) -> str:
+    """One rule per table of the loaded e-graph, deleting each of its rows (relations, functions and constructors
+    alike: a query matches every row but a subsumed one, and the shipped rules subsume none)."""
+    lines = [f"(ruleset {RESET})"]
+    for name, fn in egraph.freeze().functions.items():
+        args = " ".join(f"x{i}" for i in range(len(fn.input_sorts)))
+        call = f"({name} {args})" if args else f"({name})"
+        query = call if fn.output_sort == "Unit" else f"(= y {call})"
+        lines.append(f"(rule ({query}) ((delete {call})) :ruleset {RESET})")
+    return "\n".join(lines)
+
+
+class _Owner:
+    """The one thread that makes, uses and drops the pass's e-graphs.
+
+    egglog's EGraph may only be touched and dropped by the thread that made it. Loaded rules are kept for
+    the life of the process, so they cannot belong to a caller's thread (a pool thread dies, and its
+    objects are then freed by another); every e-graph the pass uses lives here instead, and is dropped
+    here at exit.
+    """
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.rules: dict[tuple[tuple[str, str], ...], ResidentRules] = {}
+        self.jobs: queue.SimpleQueue[
+            tuple[Callable[..., object] | None, tuple[object, ...], Future[object]]
+        ] = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._serve, name="pypto-egg-egraph", daemon=True)
+        self.thread.start()
+        atexit.register(self.shutdown)
+
+    def _serve(self) -> None:
+        while True:
+            fn, args, done = self.jobs.get()
+            if fn is None:  # shutdown: the e-graphs are dropped here, on the thread that made them
+                self.rules.clear()
+                done.set_result(None)
+                return
+            try:
+                done.set_result(fn(*args))
+            except BaseException as e:
+                done.set_exception(e)
+
+    def run(self, fn: Callable[..., T], *args: object) -> T:
+        if threading.current_thread() is self.thread:
+            return fn(*args)
+        done: Future[object] = Future()
+        self.jobs.put((fn, args, done))
+        return done.result()  # type: ignore[return-value]
+
+    def shutdown(self) -> None:
+        if os.getpid() == self.pid and self.thread.is_alive():
+            done: Future[object] = Future()
+            self.jobs.put((None, (), done))
+            done.result(timeout=60)
+
+
+_OWNER: _Owner | None = None
+_OWNER_LOCK = threading.Lock()
+_INHERITED: list[_Owner] = []  # a forked child's copy of its parent's owner: never used, never dropped
+
+
+def owner() -> _Owner:
+    global _OWNER
+    with _OWNER_LOCK:
+        if _OWNER is None or _OWNER.pid != os.getpid():
+            if _OWNER is not None:  # forked: the parent's e-graphs belong to a thread this process lacks
+                _INHERITED.append(_OWNER)
+                ctypes.pythonapi.Py_IncRef(ctypes.py_object(_OWNER))
+            _OWNER = _Owner()
+        return _OWNER
+
+
+def run_on_owner(fn: Callable[..., T], *args: object) -> T:
+    """Run `fn` on the e-graph owner thread (directly when already there)."""
+    return owner().run(fn, *args)
+
+
+def resident_rules(
+    rule_files: Sequence[RuleFile], prepare: Callable[[eb.EGraph], None] | None = None
+) -> ResidentRules:
+    """The owner thread's e-graph for these rule files, loaded and type-checked on first use (then `prepare`d).
+    Programs whose facts leave the same rules alive (see relevance.py) share one; the least recently used of
+    more than `_MAX_LOADED` is dropped (on this thread, which made it), and so is one a failed program left
+    broken."""
+    own = owner()
+    if threading.current_thread() is not own.thread:
+        raise RuntimeError("the shared rules may only be used on the e-graph owner thread (see run_on_owner)")
+    key = tuple((str(rf.path), rf.text) for rf in rule_files)
+    loaded = own.rules.pop(key, None)
+    if loaded is None or loaded.broken:
+        loaded = ResidentRules(list(rule_files), prepare)
+        idle = [k for k, v in own.rules.items() if not v.in_use]
+        for oldest in idle[: max(0, len(own.rules) + 1 - _MAX_LOADED)]:
+            del own.rules[oldest]
+    own.rules[key] = loaded  # most recently used last
+    return loaded
+
+
+_MAX_LOADED = 12  # rule sets kept loaded per process (each about 10-20 MB and 0.1-0.2 s to load)
