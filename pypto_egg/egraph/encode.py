@@ -146,11 +146,21 @@ class Encoding:
         return self._measured(self._list(ids), ids, None)
 
     def _measured(self, i: int, ids: tuple[int, ...], values: tuple[int, ...] | None) -> int:
+        """State the list's ListRow, and that of every list its ListRow names (the list without its last dim,
+        the list reversed, and theirs in turn): a list a rule asks about through Init and Rev is then stated
+        too, so no rule walks an encoded list."""
         if i in self._listed or not ids:  # (the empty list's length is stated in rules/encode.egg)
             return i
         self._listed.add(i)
-        rows = self.dim(ConstInt(math.prod(values[:-1]))) if values is not None and len(values) >= 2 else -1
-        self.rows["ListRow"].append((i, len(ids), ids[-1], self._list(ids[:-1]), self._list(ids[::-1]), rows))
+        n = len(ids)
+        init = self._measured(self._list(ids[:-1]), ids[:-1], values[:-1] if values is not None else None)
+        rev = self._list(ids[::-1])
+        lead = prod = -1
+        if values is not None:
+            lead = self.dim(ConstInt(math.prod(values[:-1])))
+            prod = self.dim(ConstInt(math.prod(values)))
+        self.rows["ListRow"].append((i, n, ids[-1], init, rev, lead, prod))
+        self._measured(rev, ids[::-1], values[::-1] if values is not None else None)
         return i
 
     def _list(self, ids: tuple[int, ...]) -> int:
