@@ -84,7 +84,7 @@ def test_a_file_egglog_cannot_read_keeps_every_rule():
 
 
 def test_the_shipped_rules_a_2d_free_elementwise_program_needs_leave_the_batched_matmul_family_out():
-    seed = {"DConstRow", "NilRow", "ConsRow", "OpndNilRow", "OpndVarRow", "LoadRow", "StoreRow", "GenericRow",
+    seed = {"DConstRow", "ConsRow", "OpndVarRow", "LoadRow", "StoreRow", "GenericRow",
             "CapacityRow", "ConfigRow", "StmtVarRow", "PageIndexRow"}  # fmt: skip
     r = relevant_rules(tuple(shipped_rule_files()), frozenset(seed))
     assert r.kept < r.dropped
@@ -102,7 +102,7 @@ def test_the_shipped_rules_a_2d_free_elementwise_program_needs_leave_the_batched
 def test_the_pass_leaves_out_the_rules_that_build_terms_only_explain_reads():
     """With plans only read (the pass), the operand lists of requests, which no shipped rule matches, are not
     built, and their fact rows are not loaded; explain and the pictures (every term read) keep them."""
-    seed = frozenset({"DConstRow", "NilRow", "ConsRow", "OpndNilRow", "OpndVarRow", "LoadRow", "StoreRow",
+    seed = frozenset({"DConstRow", "ConsRow", "OpndVarRow", "LoadRow", "StoreRow",
                       "GenericRow", "CapacityRow", "ConfigRow", "StmtVarRow", "PageIndexRow"})  # fmt: skip
     full = relevant_rules(tuple(shipped_rule_files()), seed)
     plans = relevant_rules(tuple(shipped_rule_files()), seed, True)

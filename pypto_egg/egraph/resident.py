@@ -5,10 +5,10 @@ Loading a rule set costs 0.1-0.2 s (egglog type-checks and compiles every rule),
 every program's facts go on top of it. Afterwards the e-graph must hold the rules alone again. egglog's
 `(push)` / `(pop)` would do it, but a push copies every rule and table of the e-graph and a pop frees the copy:
 on a real batched-matmul kernel that was about half of the pass's time. Instead a rule set loaded from the
-shipped files gets a `reset` ruleset, one rule per table that deletes every row it holds; one iteration of it
-and the rule files' own top-level facts, run again, leave exactly the rows loading left. Rule files of a user's
-keep push and pop: they may subsume rows (which no query, so no reset rule, matches) or run commands that
-cannot simply be run again.
+shipped files gets a `reset` ruleset, one rule per table that deletes every row it holds, but for the tables only
+the rule files' own facts fill (`FailOrder`, ...): no rule and no program writes those, so one iteration of the
+reset leaves exactly the rows loading left. Rule files of a user's keep push and pop: they may subsume rows
+(which no query, so no reset rule, matches) or run commands that cannot simply be run again.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from typing import TypeVar
 import egglog.bindings as eb
 
 from ..errors import RuleError, UserError
-from .rules import RuleFile, base_commands, load_rule_file, rules_dir, run_text
+from .rule_index import rule_index, symbols
+from .rules import RuleFile, fact_relations, load_rule_file, rules_dir, run_text
 
 T = TypeVar("T")
 RESET = "reset"  # the ruleset that empties every table
@@ -79,8 +80,9 @@ class ResidentRules:
             self.resets = all(rf.path.parent == rules_dir() for rf in rule_files)
             self._restore = ""
             if self.resets:
-                run_text(egraph, reset_rules(egraph), "<reset rules>")
-                self._restore = f"(run {RESET} 1) {base_commands(rule_files)}"
+                kept, again = constant_tables(rule_files)
+                run_text(egraph, reset_rules(egraph, kept), "<reset rules>")
+                self._restore = " ".join([f"(run {RESET} 1)", *again])
         except (
             RuleError
         ) as e:  # its traceback's frames hold the e-graph, which would be dropped by the caller
@@ -108,11 +110,37 @@ class ResidentRules:
             self.in_use = False
 
 
-def reset_rules(egraph: eb.EGraph) -> str:
-    """One rule per table of the loaded e-graph, deleting each of its rows (relations, functions and constructors
-    alike: a query matches every row but a subsumed one, and the shipped rules subsume none)."""
+def constant_tables(rule_files: Sequence[RuleFile]) -> tuple[frozenset[str], list[str]]:
+    """The tables only the files' own top-level facts fill (no rule writes them and no program states them), which
+    the reset keeps; and the files' other top-level facts, which it states again."""
+    index = rule_index(tuple(rule_files))
+    tables = index.declarations.tables
+    written = set(fact_relations()).union(*(r.writes for r in index.rules))
+    commands = [
+        (rf.text[f.start : f.end], set(symbols(f.tree)) & tables)
+        for rf, forms in zip(index.files, index.forms)
+        for f in forms
+        if isinstance(f.tree, list) and f.tree and f.tree[0] not in _NOT_FACTS
+    ]
+    named = set().union(*(names for _, names in commands))
+    kept = frozenset(named - written)
+    return kept, [text for text, names in commands if not names <= kept]
+
+
+_NOT_FACTS = frozenset(
+    {"rule", "rewrite", "birewrite", "relation", "function", "constructor", "datatype", "sort", "ruleset",
+     "unstable-combined-ruleset"}
+)  # fmt: skip
+
+
+def reset_rules(egraph: eb.EGraph, kept: frozenset[str] = frozenset()) -> str:
+    """One rule per table of the loaded e-graph but the `kept` ones, deleting each of its rows (relations,
+    functions and constructors alike: a query matches every row but a subsumed one, and the shipped rules subsume
+    none)."""
     lines = [f"(ruleset {RESET})"]
     for name, fn in egraph.freeze().functions.items():
+        if name in kept:
+            continue
         args = " ".join(f"x{i}" for i in range(len(fn.input_sorts)))
         call = f"({name} {args})" if args else f"({name})"
         query = call if fn.output_sort == "Unit" else f"(= y {call})"

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -227,18 +226,6 @@ def _form_texts(text: str) -> list[str]:
             if depth == 0:
                 out.append(text[start : m.end()])
     return out
-
-
-_DECLARING = re.compile(
-    r"\(\s*(rule|rewrite|birewrite|relation|function|constructor|datatype|sort|ruleset|"
-    r"unstable-combined-ruleset)\b"
-)
-
-
-def base_commands(rule_files: Sequence[RuleFile]) -> str:
-    """The top-level commands of rule files that are neither declarations nor rules: the facts loading them
-    states (`(DC 0)`, `(FailOrder "D-14" 1)`, ...), which an e-graph emptied after a program states again."""
-    return " ".join(form for rf in rule_files for form in _form_texts(rf.text) if not _DECLARING.match(form))
 
 
 def _parsed_forms(egraph: eb.EGraph, text: str) -> list[Any]:
