@@ -9,6 +9,8 @@ import os
 
 # every pass call of the suite also validates its translation with the interpreter (passes/validate.py)
 os.environ.setdefault("PYPTO_EGG_VALIDATE", "1")
+# ... and every e-graph run checks that the ordered steps of each stage reach the stage's fixpoint (strata.py)
+os.environ.setdefault("PYPTO_EGG_CHECK_SCHEDULE", "1")
 
 from hypothesis import HealthCheck, settings
 

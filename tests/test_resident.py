@@ -50,7 +50,7 @@ def _resident_counts() -> list[tuple[bool, dict[str, int], dict[str, int]]]:
     """Each resident shipped rule set's rows now, beside the rows the same rules hold when freshly loaded."""
     out = []
     for rr in resident.owner().rules.values():
-        fresh = ResidentRules(list(rr.rule_files), rr.prepare)
+        fresh = ResidentRules(list(rr.rule_files), rr.load)
         out.append((rr.resets, _rows(rr), _rows(fresh)))
         del fresh
     return out
@@ -81,6 +81,4 @@ def test_rule_files_of_a_user_keep_push_and_pop(tmp_path):
     flatten = passes.flatten_tile_nd_to_2d(extra_rules=[rules])
     program = pl.parse(SRC.format(rows=3))
     check_meaning(program, flatten(program))
-    assert any(
-        not rr.resets for rr in run_on_owner(lambda: list(resident.owner().rules.values()))
-    )
+    assert any(not rr.resets for rr in run_on_owner(lambda: list(resident.owner().rules.values())))

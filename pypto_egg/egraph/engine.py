@@ -15,7 +15,7 @@ from typing import Any, Self
 import egglog.bindings as eb
 
 from ..backend import Backend, get_backend
-from ..errors import RuleError, ScheduleLimitError, UserError
+from ..errors import InternalError, RuleError, ScheduleLimitError, UserError
 from ..extract import ClassId, EGraphView, Extraction, Term, extract_roots
 from ..extract.cost import CostModel, DefaultCostModel, OptimalCostModel
 from ..ir.stmt import Program
@@ -40,6 +40,7 @@ from .rules import (
     schedule_text,
     shipped_rule_files,
 )
+from .strata import stage_plan
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,8 @@ class EGraphRun:
         )
         self.report.rules_loaded = self.relevance.kept
         self._user_rules = bool(extra_rules)
+        # after each stage's steps, run the stage as one ruleset and require that it changes nothing (the tests)
+        self.check_schedule = os.environ.get("PYPTO_EGG_CHECK_SCHEDULE", "") not in ("", "0")
         self._facts_dir = self._attach(reuse_rules)
         self.report.times["load rules"] = time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -136,11 +139,7 @@ class EGraphRun:
         check_not_forked_after_use()
         self._shared: ResidentRules | None = None
         live_files = self.relevance.files
-        shared = (
-            resident_rules(live_files, combine_stage_rulesets)
-            if reuse_rules and not forked_since_import()
-            else None
-        )
+        shared = resident_rules(live_files, load_rules) if reuse_rules and not forked_since_import() else None
         if shared is not None and not shared.in_use:  # (re-entrant use builds its own)
             self._shared = shared
             self.egraph = shared.egraph
@@ -200,25 +199,45 @@ class EGraphRun:
                 run = self._run_stage(stage, deadline)
                 self._record(stage, run.iterations, run.matches)
             return
-        live = [s for s in stages if any(r and self.relevance.runs(r) for r in s.rulesets)]
+        plan = stage_plan(tuple(self.relevance.files), stages)
         limit = self.limits.max_iterations
-        runs = [f"(run {_combined_name(s)} {limit})" for s in live]
+        runs: list[str] = []
+        for stage, steps in zip(stages, plan.stages):
+            runs += [f"(run {st.ruleset} {1 if st.once else limit})" for st in steps]
+            if self.check_schedule and steps:  # the stage as one ruleset, once more: nothing may change
+                runs.append(f"(run {_combined_name(stage)} 1)")
         outputs = load_facts(self.egraph, self._facts_dir, inputs + runs, self._egglog_failed)
         reports = iter([getattr(o, "report") for o in outputs if isinstance(o, eb.RunScheduleOutput)])  # noqa: B009
-        for stage in stages:
-            if stage not in live:
-                self._record(stage, 0, {})
-                continue
-            report = next(reports)
-            iterations = report.iterations
-            matches = {_rule_name(r): n for r, n in report.num_matches_per_rule.items()}
-            self._record(stage, len(iterations), matches)
-            if len(iterations) >= limit and iterations[-1].rule_set_report.changed:
-                body = " ".join(f"(run {r})" if r else "(run)" for r in stage.rulesets)
-                raise ScheduleLimitError(
-                    f"saturation stopped at the iteration limit ({limit}) in stage {body}; a rule keeps creating "
-                    "new terms. Raise Limits.max_iterations or fix the rule."
-                )
+        for stage, steps in zip(stages, plan.stages):
+            iterations = 0
+            matches: dict[str, int] = {}
+            body = " ".join(f"(run {r})" if r else "(run)" for r in stage.rulesets)
+            for st in steps:
+                report = next(reports)
+                ran = report.iterations
+                iterations += len(ran)
+                for rule, n in report.num_matches_per_rule.items():
+                    name = _rule_name(rule)
+                    matches[name] = matches.get(name, 0) + n
+                if not st.once and len(ran) >= limit and ran[-1].rule_set_report.changed:
+                    raise ScheduleLimitError(
+                        f"saturation stopped at the iteration limit ({limit}) in stage {body}; a rule keeps "
+                        "creating new terms. Raise Limits.max_iterations or fix the rule."
+                    )
+            if self.check_schedule and steps:
+                self._check_fixpoint(next(reports), body)
+            self._record(stage, iterations, matches)
+
+    @staticmethod
+    def _check_fixpoint(report: Any, body: str) -> None:
+        """The stage's steps left a fixpoint of the stage: one more iteration of all its rules changes nothing."""
+        ran = report.iterations
+        if ran and ran[-1].rule_set_report.changed:
+            fired = sorted(_rule_name(r) for r, n in report.num_matches_per_rule.items() if n)
+            raise InternalError(
+                f"the steps of stage {body} (egraph/strata.py) stopped short of its fixpoint: run as one "
+                f"ruleset, it still changes the e-graph ({', '.join(fired)})"
+            )
 
     def _record(self, stage: Stage, iterations: int, matches: dict[str, int]) -> None:
         self.report.stages.append((list(stage.rulesets), iterations))
@@ -414,9 +433,11 @@ def check_strategy(strategy: str) -> str:
 
 
 def load_rules(egraph: eb.EGraph, rule_files: Sequence[RuleFile]) -> None:
-    """The rule files, then one combined ruleset per stage of the schedule."""
+    """The rule files, each shipped rule in a ruleset of its own; then the rulesets the schedule's steps run
+    (strata.py), and one combined ruleset per stage (for a user's rules, which run stage by stage)."""
     for rf in rule_files:
-        load_rule_file(egraph, rf)
+        load_rule_file(egraph, rf, own_rulesets=True)
+    run_text(egraph, stage_plan(tuple(rule_files), parse_schedule(schedule_text())).declarations, "<steps>")
     combine_stage_rulesets(egraph)
 
 

@@ -65,18 +65,19 @@ class ResidentRules:
     on top between `begin()` and `end()`, which leaves the e-graph as loading left it."""
 
     def __init__(
-        self, rule_files: list[RuleFile], prepare: Callable[[eb.EGraph], None] | None = None
+        self, rule_files: list[RuleFile], load: Callable[[eb.EGraph, list[RuleFile]], None] | None = None
     ) -> None:
         self.rule_files = tuple(rule_files)
-        self.prepare = prepare
+        self.load = load
         self.facts_dir = tempfile.TemporaryDirectory(prefix="pypto-egg-facts-", dir=facts_root())
         egraph = eb.EGraph(fact_directory=self.facts_dir.name)
         error: RuleError | None = None
         try:
-            for rf in rule_files:
-                load_rule_file(egraph, rf)
-            if prepare is not None:
-                prepare(egraph)
+            if load is not None:
+                load(egraph, rule_files)
+            else:
+                for rf in rule_files:
+                    load_rule_file(egraph, rf)
             self.resets = all(rf.path.parent == rules_dir() for rf in rule_files)
             self._restore = ""
             if self.resets:
@@ -260,9 +261,10 @@ def run_on_owner(fn: Callable[..., T], *args: object) -> T:
 
 
 def resident_rules(
-    rule_files: Sequence[RuleFile], prepare: Callable[[eb.EGraph], None] | None = None
+    rule_files: Sequence[RuleFile], load: Callable[[eb.EGraph, list[RuleFile]], None] | None = None
 ) -> ResidentRules:
-    """The owner thread's e-graph for these rule files, loaded and type-checked on first use (then `prepare`d).
+    """The owner thread's e-graph for these rule files, loaded and type-checked on first use (by `load`, or file
+    by file).
     Programs whose facts leave the same rules alive (see relevance.py) share one; the least recently used of
     more than `_MAX_LOADED` is dropped (on this thread, which made it), and so is one a failed program left
     broken."""
@@ -272,7 +274,7 @@ def resident_rules(
     key = tuple((str(rf.path), rf.text) for rf in rule_files)
     loaded = own.rules.pop(key, None)
     if loaded is None or loaded.broken:
-        loaded = ResidentRules(list(rule_files), prepare)
+        loaded = ResidentRules(list(rule_files), load)
         idle = [k for k, v in own.rules.items() if not v.in_use]
         for oldest in idle[: max(0, len(own.rules) + 1 - _MAX_LOADED)]:
             del own.rules[oldest]

@@ -186,24 +186,47 @@ def parsed(egraph: eb.EGraph, text: str) -> list[Any]:
     return commands
 
 
-def load_rule_file(egraph: eb.EGraph, rf: RuleFile) -> None:
+def load_rule_file(egraph: eb.EGraph, rf: RuleFile, own_rulesets: bool = False) -> None:
     """A shipped file's commands are parsed form by form, once per process (all of them on the first load), so
     a program whose facts keep another set of rules alive loads its pruned text without parsing it again; a
-    user's file is parsed whole, so that egglog's errors name its lines."""
+    user's file is parsed whole, so that egglog's errors name its lines. `own_rulesets`: each shipped rule goes
+    in a ruleset of its own (`own_ruleset`), so that the host can run any group of them (strata.py); the
+    concerns' rulesets are then declared by `declare_concerns`."""
     if rf.path.parent != rules_dir():
         run_text(egraph, rf.text, str(rf.path))
         return
-    if not _FORM_COMMANDS:
+    if (own_rulesets, "") not in _FORM_COMMANDS:
+        _FORM_COMMANDS[own_rulesets, ""] = []
         for shipped in _shipped():
-            _parsed_forms(egraph, shipped.text)
+            _parsed_forms(egraph, shipped.text, own_rulesets)
     try:
-        egraph.run_program(*_parsed_forms(egraph, rf.text))
+        egraph.run_program(*_parsed_forms(egraph, rf.text, own_rulesets))
     except eb.EggSmolError as e:
         raise RuleError(_describe(str(rf.path), str(e))) from None
 
 
-# a shipped form's text -> its parsed commands (plain data, valid for any e-graph)
-_FORM_COMMANDS: dict[str, list[Any]] = {}
+# (own rulesets?, a shipped form's text) -> its parsed commands (plain data, valid for any e-graph)
+_FORM_COMMANDS: dict[tuple[bool, str], list[Any]] = {}
+OWN_RULESET = "rule__"  # the prefix of a rule's own ruleset
+_RULESET_DECLARATION = re.compile(r"\(\s*ruleset\s+[\w-]+\s*\)$")
+_RULE_HEAD = re.compile(r"\(\s*(?:rule|rewrite|birewrite)\s")
+_RULESET_KEYWORD = re.compile(r":ruleset\s+([\w-]+)")
+_NAME_KEYWORD = re.compile(r':name\s+"([^"]+)"')
+
+
+def own_ruleset(form: str) -> str:
+    """A shipped form as loaded with each rule in a ruleset of its own: a named rule's `:ruleset` becomes
+    `rule__<name>`, declared just before it, and a concern's own `(ruleset ..)` declaration goes (the concern is
+    declared as the combination of its rules' rulesets once the files are loaded)."""
+    if _RULESET_DECLARATION.match(form):
+        return ""
+    if _RULE_HEAD.match(form):
+        name, keyword = _NAME_KEYWORD.search(form), _RULESET_KEYWORD.search(form)
+        if name is None or keyword is None:
+            raise RuleError(f"a shipped rule without :name or :ruleset cannot run on its own: {form[:120]}")
+        own = OWN_RULESET + name.group(1)
+        return f"(ruleset {own}) {form[: keyword.start()]}:ruleset {own}{form[keyword.end() :]}"
+    return form
 
 
 # what delimits the top-level forms: parentheses, outside strings and comments
@@ -228,12 +251,13 @@ def _form_texts(text: str) -> list[str]:
     return out
 
 
-def _parsed_forms(egraph: eb.EGraph, text: str) -> list[Any]:
+def _parsed_forms(egraph: eb.EGraph, text: str, own_rulesets: bool = False) -> list[Any]:
     commands: list[Any] = []
     for form in _form_texts(text):
-        parsed_form = _FORM_COMMANDS.get(form)
+        parsed_form = _FORM_COMMANDS.get((own_rulesets, form))
         if parsed_form is None:
-            parsed_form = _FORM_COMMANDS[form] = egraph.parse_program(form)
+            loaded = own_ruleset(form) if own_rulesets else form
+            parsed_form = _FORM_COMMANDS[own_rulesets, form] = egraph.parse_program(loaded) if loaded else []
         commands += parsed_form
     return commands
 
