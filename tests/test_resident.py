@@ -50,7 +50,10 @@ def _resident_counts() -> list[tuple[bool, dict[str, int], dict[str, int]]]:
     """Each resident shipped rule set's rows now, beside the rows the same rules hold when freshly loaded."""
     out = []
     for rr in resident.owner().rules.values():
+        if not rr.ready:  # (still loading in the background)
+            continue
         fresh = ResidentRules(list(rr.rule_files), rr.load)
+        fresh.finish()
         out.append((rr.resets, _rows(rr), _rows(fresh)))
         del fresh
     return out

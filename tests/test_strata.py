@@ -85,7 +85,7 @@ def test_every_shipped_stage_is_planned_and_most_steps_run_once():
     assert (
         sum(s.once for steps in plan.stages for s in steps) > len([s for st in plan.stages for s in st]) / 2
     )
-    assert "(unstable-combined-ruleset shape " in plan.declarations
+    assert all(d.startswith(f"(unstable-combined-ruleset {n} ") for n, d in plan.declarations.items())
 
 
 SEED = """

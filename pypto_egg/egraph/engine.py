@@ -7,7 +7,7 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
@@ -28,19 +28,20 @@ from .resident import (
     check_not_forked_after_use,
     facts_root,
     forked_since_import,
+    ready_rules,
     resident_rules,
 )
 from .rule_index import Stage, parse_schedule
 from .rules import (
     RuleFile,
-    load_rule_file,
+    load_rule_file_slices,
     parsed,
     read_rule_files,
     run_text,
     schedule_text,
     shipped_rule_files,
 )
-from .strata import stage_plan
+from .strata import StagePlan, concern_declarations, stage_plan
 
 
 @dataclass(frozen=True)
@@ -134,20 +135,33 @@ class EGraphRun:
         self._plans: dict[int, Term | None] | None = None
 
     def _attach(self, reuse_rules: bool) -> Path:
-        """Take the owner thread's resident e-graph of the live rules, or load them into one of this run's own;
-        the folder its fact files are read from."""
+        """Take one of the owner thread's resident e-graphs, or load the live rules into one of this run's own; the
+        folder its fact files are read from. The resident e-graph of exactly the live rules is the cheapest to
+        run; until it is loaded (in the background, between programs) the one of every rule serves."""
         check_not_forked_after_use()
         self._shared: ResidentRules | None = None
-        live_files = self.relevance.files
-        shared = resident_rules(live_files, load_rules) if reuse_rules and not forked_since_import() else None
+        self._declared: set[str] = set()
+        shared = None
+        if reuse_rules and not forked_since_import():
+            relevance = self.relevance
+            key = (
+                tuple((str(rf.path), rf.text) for rf in relevance.source),
+                relevance.rules,
+                relevance.facts,
+            )
+            shared = ready_rules(key, lambda: relevance.files, load_slices)
+            if shared is None or shared.in_use:
+                shared = resident_rules(self.rule_files, load_slices)
         if shared is not None and not shared.in_use:  # (re-entrant use builds its own)
             self._shared = shared
             self.egraph = shared.egraph
+            self._declare_steps()  # before a push, which would take them away again with the program
             shared.begin()
             return Path(shared.facts_dir.name)
         self._own_facts = tempfile.TemporaryDirectory(prefix="pypto-egg-facts-", dir=facts_root())
         self.egraph = eb.EGraph(fact_directory=self._own_facts.name)
-        load_rules(self.egraph, live_files)
+        load_rules(self.egraph, self.relevance.files)
+        self._declare_steps()
         return Path(self._own_facts.name)
 
     def close(self) -> None:
@@ -199,13 +213,15 @@ class EGraphRun:
                 run = self._run_stage(stage, deadline)
                 self._record(stage, run.iterations, run.matches)
             return
-        plan = stage_plan(tuple(self.relevance.files), stages)
+        plan = self._plan()
         limit = self.limits.max_iterations
         runs: list[str] = []
-        for stage, steps in zip(stages, plan.stages):
+        for steps, whole in zip(plan.stages, plan.whole):
             runs += [f"(run {st.ruleset} {1 if st.once else limit})" for st in steps]
-            if self.check_schedule and steps:  # the stage as one ruleset, once more: nothing may change
-                runs.append(f"(run {_combined_name(stage)} 1)")
+            if (
+                self.check_schedule and steps
+            ):  # the stage's rules as one ruleset, once more: nothing may change
+                runs.append(f"(run {whole} 1)")
         outputs = load_facts(self.egraph, self._facts_dir, inputs + runs, self._egglog_failed)
         reports = iter([getattr(o, "report") for o in outputs if isinstance(o, eb.RunScheduleOutput)])  # noqa: B009
         for stage, steps in zip(stages, plan.stages):
@@ -227,6 +243,18 @@ class EGraphRun:
             if self.check_schedule and steps:
                 self._check_fixpoint(next(reports), body)
             self._record(stage, iterations, matches)
+
+    def _plan(self) -> StagePlan:
+        return stage_plan(tuple(self.rule_files), parse_schedule(schedule_text()), self.relevance.rules)
+
+    def _declare_steps(self) -> None:
+        """Declare the rulesets of the plan's steps this e-graph does not hold yet."""
+        plan = self._plan()
+        held = self._shared.declared if self._shared is not None else self._declared
+        new = [name for name in plan.declarations if name not in held]
+        if new:
+            run_text(self.egraph, "\n".join(plan.declarations[name] for name in new), "<steps>")
+            held.update(new)
 
     @staticmethod
     def _check_fixpoint(report: Any, body: str) -> None:
@@ -433,12 +461,21 @@ def check_strategy(strategy: str) -> str:
 
 
 def load_rules(egraph: eb.EGraph, rule_files: Sequence[RuleFile]) -> None:
-    """The rule files, each shipped rule in a ruleset of its own; then the rulesets the schedule's steps run
-    (strata.py), and one combined ruleset per stage (for a user's rules, which run stage by stage)."""
+    """The rule files, each shipped rule in a ruleset of its own; then the concerns' rulesets (combining their
+    rules') and one combined ruleset per stage (for a user's rules, which run stage by stage)."""
+    for _ in load_slices(egraph, list(rule_files)):
+        pass
+
+
+def load_slices(egraph: eb.EGraph, rule_files: list[RuleFile]) -> Iterator[None]:
+    """`load_rules` a few commands at a time (about a millisecond of egglog's work each)."""
     for rf in rule_files:
-        load_rule_file(egraph, rf, own_rulesets=True)
-    run_text(egraph, stage_plan(tuple(rule_files), parse_schedule(schedule_text())).declarations, "<steps>")
+        yield from load_rule_file_slices(egraph, rf, own_rulesets=True, commands=_LOAD_SLICE)
+    run_text(egraph, concern_declarations(rule_files), "<concerns>")
     combine_stage_rulesets(egraph)
+
+
+_LOAD_SLICE = 4  # commands a slice of background loading runs (a rule takes 0.2-0.4 ms to check and compile)
 
 
 def combine_stage_rulesets(egraph: eb.EGraph) -> None:

@@ -16,37 +16,59 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from .rule_index import Declarations, IndexedRule, RuleIndex, rule_index, symbols
+from .rule_index import Declarations, IndexedRule, RuleIndex, rule_index
 from .rules import Form, RuleFile
 
 
 @dataclass(frozen=True)
 class Relevance:
-    """The rule files as a program with these facts needs them."""
+    """The rule files as a program with these facts needs them: which rules can fire, which fact relations are
+    worth loading, and (`files`, written out when first asked for) the text of the rules without the others."""
 
-    files: tuple[RuleFile, ...]
+    source: tuple[RuleFile, ...]
     live_rulesets: frozenset[str] | None  # rulesets keeping a rule ("" the default one); None: all of them
     kept: int  # rules kept (-1: every rule, uncounted)
     dropped: int
     facts: frozenset[str] | None = None  # the fact relations worth loading (None: every filled one)
+    rules: frozenset[str] | None = None  # the names of the rules kept (None: every rule)
+    index: RuleIndex | None = field(default=None, compare=False)
+    live: frozenset[int] = frozenset()  # the places of the kept rules in the index
 
     def runs(self, ruleset: str) -> bool:
         """Whether running the ruleset could change anything."""
         return self.live_rulesets is None or ruleset in self.live_rulesets
+
+    @functools.cached_property
+    def files(self) -> tuple[RuleFile, ...]:
+        """The rule files with every rule not kept blanked out, and every declaration nothing left needs (a dead
+        rule becomes blank lines, so egglog's positions stay the file's)."""
+        index = self.index
+        if index is None:
+            return self.source
+        kept = [index.rules[i] for i in sorted(self.live)]
+        blanks = [(r.file, r.form) for i, r in enumerate(index.rules) if i not in self.live]
+        blanks += _unused_declarations(index.declarations, kept, self.facts or frozenset())
+        texts = [rf.text for rf in self.source]
+        # blank from the end of each file backwards, so earlier spans stay valid
+        for fi, form in sorted(blanks, key=lambda b: (b[0], -b[1].start)):
+            text = texts[fi]
+            span = text[form.start : form.end]
+            texts[fi] = text[: form.start] + "\n" * span.count("\n") + text[form.end :]
+        return tuple(RuleFile(rf.path, text) for rf, text in zip(self.source, texts))
 
 
 @functools.lru_cache(maxsize=64)
 def relevant_rules(
     files: tuple[RuleFile, ...], filled: frozenset[str], plans_only: bool = False
 ) -> Relevance:
-    """The rule files with every rule that can never fire on `filled` (the non-empty fact relations, plus
-    whatever the host asserts itself) blanked out, and every declaration nothing left needs.
+    """Which rules can ever fire on `filled` (the non-empty fact relations, plus whatever the host asserts
+    itself), and the rule files with every other rule blanked out, and every declaration nothing left needs.
 
     `plans_only`: the host reads the relations and functions and the plans' terms, nothing else (the pass;
     explain and the pictures read every term), so a rule that only builds terms of another sort no kept rule
-    asks about is blanked too (the operand lists of requests, which only user rules read), and so are the fact
+    asks about is left out too (the operand lists of requests, which only user rules read), and so are the fact
     relations only it read (`Relevance.facts`)."""
     try:
         index = rule_index(files)
@@ -74,20 +96,15 @@ def relevant_rules(
         if plans_only
         else filled
     )
-    blanks = [(r.file, r.form) for i, r in enumerate(index.rules) if i not in live]
-    blanks += _unused_declarations(declared, kept, loaded)
-    texts = [rf.text for rf in files]
-    # blank from the end of each file backwards, so earlier spans stay valid
-    for fi, form in sorted(blanks, key=lambda b: (b[0], -b[1].start)):
-        text = texts[fi]
-        span = text[form.start : form.end]
-        texts[fi] = text[: form.start] + "\n" * span.count("\n") + text[form.end :]
     return Relevance(
-        tuple(RuleFile(rf.path, text) for rf, text in zip(files, texts)),
+        files,
         frozenset(r.ruleset for r in kept),
         kept=len(kept),
         dropped=len(index.rules) - len(kept),
         facts=loaded,
+        rules=frozenset(r.name for r in kept),
+        index=index,
+        live=frozenset(live),
     )
 
 
@@ -135,7 +152,7 @@ def _unused_declarations(
     table egglog holds costs on every push, pop and command."""
     named = set(filled) | declared.commanded
     for rule in live:
-        named.update(symbols(rule.form.tree))
+        named.update(rule.names)
     keep: set[str] = set()
     todo = [declared.sort_of(n) for n in named if declared.sort_of(n) in declared.decls]
     while todo:

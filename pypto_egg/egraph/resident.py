@@ -20,7 +20,8 @@ import os
 import queue
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+import traceback
+from collections.abc import Callable, Generator, Hashable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -28,7 +29,7 @@ import egglog.bindings as eb
 
 from ..errors import RuleError, UserError
 from .rule_index import rule_index, symbols
-from .rules import RuleFile, fact_relations, load_rule_file, rules_dir, run_text
+from .rules import RuleFile, fact_relations, load_rule_file_slices, rules_dir, run_text
 
 T = TypeVar("T")
 RESET = "reset"  # the ruleset that empties every table
@@ -60,41 +61,78 @@ def facts_root() -> str | None:
     return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
 
 
+Loader = Callable[[eb.EGraph, list[RuleFile]], Iterator[None]]  # loads rule files, yielding between slices
+
+
 class ResidentRules:
     """An e-graph holding one set of rules, with the folder its fact files are read from. A program's facts go
-    on top between `begin()` and `end()`, which leaves the e-graph as loading left it."""
+    on top between `begin()` and `end()`, which leaves the e-graph as loading left it.
 
-    def __init__(
-        self, rule_files: list[RuleFile], load: Callable[[eb.EGraph, list[RuleFile]], None] | None = None
-    ) -> None:
+    Loading runs slice by slice (`advance`), so that the owner thread can load a set in the background between
+    programs, or all at once (`finish`)."""
+
+    def __init__(self, rule_files: list[RuleFile], load: Loader | None = None) -> None:
         self.rule_files = tuple(rule_files)
         self.load = load
         self.facts_dir = tempfile.TemporaryDirectory(prefix="pypto-egg-facts-", dir=facts_root())
-        egraph = eb.EGraph(fact_directory=self.facts_dir.name)
-        error: RuleError | None = None
-        try:
-            if load is not None:
-                load(egraph, rule_files)
-            else:
-                for rf in rule_files:
-                    load_rule_file(egraph, rf)
-            self.resets = all(rf.path.parent == rules_dir() for rf in rule_files)
-            self._restore = ""
-            if self.resets:
-                kept, again = constant_tables(rule_files)
-                run_text(egraph, reset_rules(egraph, kept), "<reset rules>")
-                self._restore = " ".join([f"(run {RESET} 1)", *again])
-        except (
-            RuleError
-        ) as e:  # its traceback's frames hold the e-graph, which would be dropped by the caller
-            error = RuleError(str(e))
-        if error is not None:
-            del egraph  # dropped here, on the thread that made it
-            raise error
-        self.egraph = egraph
+        self.egraph = eb.EGraph(fact_directory=self.facts_dir.name)
+        self.resets = all(rf.path.parent == rules_dir() for rf in rule_files)
+        self._restore = ""
+        self.ready = False  # loaded whole
         self.in_use = False
         self.dirty = False  # a program's rows are still in it (its reset is owed)
-        self.broken = False  # a program failed half-way: its rows may be left, so the set is loaded again
+        self.declared: set[str] = set()  # the rulesets declared since loading (the steps of plans, strata.py)
+        self.broken = (
+            False  # loading or a program failed half-way: the set is loaded again when next asked for
+        )
+        self._slices: Generator[None, None, None] | None = self._loading()
+
+    def _loading(self) -> Generator[None, None, None]:
+        if self.load is not None:
+            yield from self.load(self.egraph, list(self.rule_files))
+        else:
+            for rf in self.rule_files:
+                yield from load_rule_file_slices(self.egraph, rf)
+        if self.resets:
+            kept, again = constant_tables(self.rule_files)
+            rules = reset_rules(self.egraph, kept)
+            for start in range(0, len(rules), _RESET_SLICE):
+                run_text(self.egraph, "\n".join(rules[start : start + _RESET_SLICE]), "<reset rules>")
+                yield
+            self._restore = " ".join([f"(run {RESET} 1)", *again])
+        self.ready = True
+
+    def advance(self) -> bool:
+        """Load one more slice; whether any is left. A failure marks the set broken."""
+        if self._slices is None:
+            return False
+        try:
+            next(self._slices)
+            return True
+        except StopIteration:
+            self._slices = None
+            return False
+        except BaseException:
+            self._slices = None
+            self.broken = True
+            raise
+
+    def discard(self) -> None:
+        """Drop the e-graph here, on its owner thread (a loading left half-way holds the set in a cycle, which
+        the collector would break on any thread)."""
+        if self._slices is not None:
+            self._slices.close()
+            self._slices = None
+        self.egraph = None  # type: ignore[assignment]
+        self.broken = True
+
+    def finish(self) -> None:
+        """Load what is left (a RuleError names what egglog refused)."""
+        try:
+            while self.advance():
+                pass
+        except RuleError as e:  # its traceback's frames hold the e-graph, which only this thread may drop
+            raise RuleError(str(e)) from None
 
     def begin(self) -> None:
         """Ready for a program: a reset still owed by the one before runs first."""
@@ -146,10 +184,13 @@ _NOT_FACTS = frozenset(
 )  # fmt: skip
 
 
-def reset_rules(egraph: eb.EGraph, kept: frozenset[str] = frozenset()) -> str:
+_RESET_SLICE = 8  # reset rules a slice of loading declares
+
+
+def reset_rules(egraph: eb.EGraph, kept: frozenset[str] = frozenset()) -> list[str]:
     """One rule per table of the loaded e-graph but the `kept` ones, deleting each of its rows (relations,
     functions and constructors alike: a query matches every row but a subsumed one, and the shipped rules subsume
-    none)."""
+    none); the ruleset's declaration first."""
     lines = [f"(ruleset {RESET})"]
     for name, fn in egraph.freeze().functions.items():
         if name in kept:
@@ -158,7 +199,7 @@ def reset_rules(egraph: eb.EGraph, kept: frozenset[str] = frozenset()) -> str:
         call = f"({name} {args})" if args else f"({name})"
         query = call if fn.output_sort == "Unit" else f"(= y {call})"
         lines.append(f"(rule ({query}) ((delete {call})) :ruleset {RESET})")
-    return "\n".join(lines)
+    return lines
 
 
 class _Owner:
@@ -173,27 +214,34 @@ class _Owner:
 
     def __init__(self) -> None:
         self.pid = os.getpid()
-        self.rules: dict[tuple[tuple[str, str], ...], ResidentRules] = {}
+        self.rules: dict[Hashable, ResidentRules] = {}
         self.jobs: queue.SimpleQueue[tuple[Callable[..., object] | None, tuple[object, ...], _Reply]] = (
             queue.SimpleQueue()
         )
         self.deferred: list[Callable[[], None]] = []
+        self.background: list[ResidentRules] = []  # rule sets loading a slice at a time while no caller waits
         self.thread = threading.Thread(target=self._serve, name="pypto-egg-egraph", daemon=True)
         self.thread.start()
         atexit.register(self.shutdown)
 
     def _serve(self) -> None:
         while True:
+            if self.background and self.jobs.empty():
+                self._load_a_slice()
+                continue
             fn, args, reply = self.jobs.get()
             if fn is None:  # shutdown: the e-graphs are dropped here, on the thread that made them
                 self._run_deferred()
+                for rr in self.rules.values():
+                    rr.discard()
+                self.background.clear()
                 self.rules.clear()
                 reply.put((True, None))
                 return
             try:
                 result: tuple[bool, object] = (True, fn(*args))
             except BaseException as e:
-                result = (False, e)
+                result = (False, _detached(e))
             reply.put(result)
             del result
             self._run_deferred()
@@ -203,6 +251,19 @@ class _Owner:
             # a failure marks its e-graph broken, to be loaded again when next used; no caller waits for it
             with contextlib.suppress(BaseException):
                 self.deferred.pop(0)()
+
+    def _load_a_slice(self) -> None:
+        loading = self.background[0]
+        with contextlib.suppress(BaseException):  # (a failure marks the set broken)
+            if loading.advance():
+                return
+        self.background.pop(0)
+
+    def evict(self) -> None:
+        """Make room for one more rule set: drop the least recently used idle ones over `_MAX_LOADED`."""
+        idle = [k for k, v in self.rules.items() if not v.in_use and v not in self.background]
+        for oldest in idle[: max(0, len(self.rules) + 1 - _MAX_LOADED)]:
+            self.rules.pop(oldest).discard()
 
     def after(self, fn: Callable[[], None]) -> None:
         """Run `fn` on this thread once the job under way has answered its caller."""
@@ -224,6 +285,20 @@ class _Owner:
             reply: _Reply = queue.SimpleQueue()
             self.jobs.put((None, (), reply))
             reply.get(timeout=60)
+
+
+def _detached(e: BaseException) -> BaseException:
+    """The error without its frames (kept as text in a note): they hold this thread's e-graphs, which the caller's
+    thread must not be the last to let go of."""
+    seen: set[int] = set()
+    x: BaseException | None = e
+    while x is not None and id(x) not in seen:
+        seen.add(id(x))
+        if x.__traceback__ is not None:
+            x.add_note("".join(traceback.format_tb(x.__traceback__)).rstrip())
+            x.__traceback__ = None
+        x = x.__cause__ or x.__context__
+    return e
 
 
 _Reply = queue.SimpleQueue[tuple[bool, object]]
@@ -260,26 +335,55 @@ def run_on_owner(fn: Callable[..., T], *args: object) -> T:
     return owner().run(fn, *args)
 
 
-def resident_rules(
-    rule_files: Sequence[RuleFile], load: Callable[[eb.EGraph, list[RuleFile]], None] | None = None
-) -> ResidentRules:
+def resident_rules(rule_files: Sequence[RuleFile], load: Loader | None = None) -> ResidentRules:
     """The owner thread's e-graph for these rule files, loaded and type-checked on first use (by `load`, or file
-    by file).
-    Programs whose facts leave the same rules alive (see relevance.py) share one; the least recently used of
-    more than `_MAX_LOADED` is dropped (on this thread, which made it), and so is one a failed program left
-    broken."""
-    own = owner()
-    if threading.current_thread() is not own.thread:
-        raise RuntimeError("the shared rules may only be used on the e-graph owner thread (see run_on_owner)")
-    key = tuple((str(rf.path), rf.text) for rf in rule_files)
+    by file), whole. Sets are kept by their text; the least recently used of more than `_MAX_LOADED` is dropped
+    (on this thread, which made it), and so is one a failed program left broken."""
+    own = _owner_here()
+    key = _key(rule_files)
     loaded = own.rules.pop(key, None)
     if loaded is None or loaded.broken:
+        if loaded is not None:
+            loaded.discard()
         loaded = ResidentRules(list(rule_files), load)
-        idle = [k for k, v in own.rules.items() if not v.in_use]
-        for oldest in idle[: max(0, len(own.rules) + 1 - _MAX_LOADED)]:
-            del own.rules[oldest]
+        own.evict()
     own.rules[key] = loaded  # most recently used last
+    loaded.finish()
     return loaded
 
 
-_MAX_LOADED = 12  # rule sets kept loaded per process (each about 10-20 MB and 0.1-0.2 s to load)
+def ready_rules(
+    key: Hashable, rule_files: Callable[[], Sequence[RuleFile]], load: Loader | None = None
+) -> ResidentRules | None:
+    """The owner thread's e-graph of the rule files `key` names if it is loaded whole; if not, its loading (of
+    `rule_files()`) is started in the background, a slice at a time while no caller waits, and None is
+    returned."""
+    own = _owner_here()
+    loaded = own.rules.get(key)
+    if loaded is not None and loaded.ready and not loaded.broken:
+        own.rules[key] = own.rules.pop(key)  # most recently used last
+        return loaded
+    if loaded is None or loaded.broken:
+        if loaded is not None:
+            loaded.discard()
+            if loaded in own.background:
+                own.background.remove(loaded)
+        own.evict()
+        own.rules[key] = loaded = ResidentRules(list(rule_files()), load)
+    if loaded not in own.background:
+        own.background.append(loaded)
+    return None
+
+
+def _key(rule_files: Sequence[RuleFile]) -> tuple[tuple[str, str], ...]:
+    return tuple((str(rf.path), rf.text) for rf in rule_files)
+
+
+def _owner_here() -> _Owner:
+    own = owner()
+    if threading.current_thread() is not own.thread:
+        raise RuntimeError("the shared rules may only be used on the e-graph owner thread (see run_on_owner)")
+    return own
+
+
+_MAX_LOADED = 12  # rule sets kept loaded per process (each about 10-20 MB and 0.1-0.3 s to load)

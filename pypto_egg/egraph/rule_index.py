@@ -78,6 +78,11 @@ class IndexedRule:
         tuple[frozenset[str], frozenset[str]], ...
     ]  # (tables read, tables written), per direction
 
+    @functools.cached_property
+    def names(self) -> frozenset[str]:
+        """Every symbol of the form."""
+        return frozenset(symbols(self.form.tree))
+
     @property
     def reads(self) -> frozenset[str]:
         return frozenset().union(*(r for r, _ in self.directions))

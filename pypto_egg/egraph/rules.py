@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -86,6 +87,7 @@ def forms(text: str) -> list[Form]:
     return out
 
 
+@functools.cache
 def rules_dir() -> Path:
     """The folder of the shipped rules, in an installed wheel or an editable checkout."""
     try:
@@ -191,18 +193,30 @@ def load_rule_file(egraph: eb.EGraph, rf: RuleFile, own_rulesets: bool = False) 
     a program whose facts keep another set of rules alive loads its pruned text without parsing it again; a
     user's file is parsed whole, so that egglog's errors name its lines. `own_rulesets`: each shipped rule goes
     in a ruleset of its own (`own_ruleset`), so that the host can run any group of them (strata.py); the
-    concerns' rulesets are then declared by `declare_concerns`."""
+    concerns' rulesets are then declared by strata.concern_declarations."""
+    for _ in load_rule_file_slices(egraph, rf, own_rulesets):
+        pass
+
+
+def load_rule_file_slices(
+    egraph: eb.EGraph, rf: RuleFile, own_rulesets: bool = False, commands: int = 1 << 30
+) -> Iterator[None]:
+    """`load_rule_file`, a slice of at most `commands` commands at a time (a user's file in one)."""
     if rf.path.parent != rules_dir():
         run_text(egraph, rf.text, str(rf.path))
+        yield
         return
     if (own_rulesets, "") not in _FORM_COMMANDS:
         _FORM_COMMANDS[own_rulesets, ""] = []
         for shipped in _shipped():
             _parsed_forms(egraph, shipped.text, own_rulesets)
-    try:
-        egraph.run_program(*_parsed_forms(egraph, rf.text, own_rulesets))
-    except eb.EggSmolError as e:
-        raise RuleError(_describe(str(rf.path), str(e))) from None
+    parsed_commands = _parsed_forms(egraph, rf.text, own_rulesets)
+    for start in range(0, len(parsed_commands), commands):
+        try:
+            egraph.run_program(*parsed_commands[start : start + commands])
+        except eb.EggSmolError as e:
+            raise RuleError(_describe(str(rf.path), str(e))) from None
+        yield
 
 
 # (own rulesets?, a shipped form's text) -> its parsed commands (plain data, valid for any e-graph)

@@ -17,6 +17,7 @@ The groups are the strongly connected components of that relation, run in its to
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -55,11 +56,13 @@ class Step:
 
 @dataclass(frozen=True)
 class StagePlan:
-    """How the stages of the schedule run one set of rule files: each stage's steps, and the commands that declare
-    the rulesets they name (each concern's, as the combination of its rules' own, and each step's)."""
+    """How the stages of the schedule run one set of rules: each stage's steps, and the declarations of the
+    rulesets of its steps of several rules (each named for its members, so one e-graph can hold the steps of
+    many plans)."""
 
     stages: tuple[tuple[Step, ...], ...]
-    declarations: str
+    declarations: dict[str, str]  # ruleset -> the command declaring it
+    whole: tuple[str, ...] = ()  # per stage, a ruleset of all its planned rules (to check the fixpoint with)
 
 
 def signatures(index: RuleIndex) -> dict[str, Signature]:
@@ -208,12 +211,9 @@ def flows(files: tuple[RuleFile, ...]) -> dict[str, Flow]:
     return {r.name: flow(r, sigs) for r in index.rules if r.name}
 
 
-@functools.lru_cache(maxsize=64)
-def stage_plan(files: tuple[RuleFile, ...], stages: tuple[Stage, ...]) -> StagePlan:
-    """The steps of every stage over the shipped rules these files hold (rules of a user's file run by the
-    engine itself), with the declarations of the rulesets they run as."""
-    index = rule_index(files)
-    flows_of = flows(files)
+def concern_declarations(files: Sequence[RuleFile]) -> str:
+    """Each shipped concern's ruleset (`(ruleset shape)`), as the combination of its rules' own rulesets."""
+    index = rule_index(tuple(files))
     shipped = {i for i, rf in enumerate(files) if rf.path.parent == rules_dir()}
     concerns: dict[str, list[str]] = {}
     for fi, file_forms in enumerate(index.forms):
@@ -225,39 +225,68 @@ def stage_plan(files: tuple[RuleFile, ...], stages: tuple[Stage, ...]) -> StageP
     for r in index.rules:
         if r.file in shipped and r.ruleset:
             concerns.setdefault(r.ruleset, []).append(OWN_RULESET + r.name)
-    lines = [
+    return "\n".join(
         f"(unstable-combined-ruleset {c} {' '.join(members)})" if members else f"(ruleset {c})"
         for c, members in concerns.items()
-    ]
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def stage_plan(
+    files: tuple[RuleFile, ...], stages: tuple[Stage, ...], live: frozenset[str] | None = None
+) -> StagePlan:
+    """The steps of every stage over the shipped rules of these files (`live` ones only, when given; rules of a
+    user's file run by the engine itself), with the declarations of the rulesets they run as."""
+    index = rule_index(files)
+    flows_of = flows(files)
+    shipped = {i for i, rf in enumerate(files) if rf.path.parent == rules_dir()}
+    declarations: dict[str, str] = {}
     planned = []
-    for k, stage in enumerate(stages):
+    whole = []
+    for stage in stages:
         rules = [
-            r.name for r in index.rules if r.file in shipped and r.ruleset and r.ruleset in stage.rulesets
+            r.name
+            for r in index.rules
+            if r.file in shipped
+            and r.ruleset in stage.rulesets
+            and r.ruleset
+            and (live is None or r.name in live)
         ]
         named = []
-        for j, step in enumerate(steps(flows_of, rules)):
+        for step in steps(flows_of, rules):
             if len(step.rules) == 1:
                 name = OWN_RULESET + step.rules[0]
             else:
-                name = f"step__{k}__{j}"
-                lines.append(
-                    f"(unstable-combined-ruleset {name} {' '.join(OWN_RULESET + r for r in step.rules)})"
-                )
+                members = " ".join(OWN_RULESET + r for r in step.rules)
+                name = "step__" + hashlib.blake2s(members.encode(), digest_size=8).hexdigest()
+                declarations[name] = f"(unstable-combined-ruleset {name} {members})"
             named.append(Step(step.rules, step.once, name))
         planned.append(tuple(named))
-    return StagePlan(tuple(planned), "\n".join(lines))
+        members = " ".join(OWN_RULESET + r for r in rules)
+        name = "stage__" + hashlib.blake2s(members.encode(), digest_size=8).hexdigest()
+        if rules:
+            declarations[name] = f"(unstable-combined-ruleset {name} {members})"
+        whole.append(name if rules else "")
+    return StagePlan(tuple(planned), declarations, tuple(whole))
 
 
 def steps(flows_of: dict[str, Flow], rules: Sequence[str]) -> list[Step]:
     """The steps that run these rules (one stage's) to their fixpoint: groups that feed each other, layer by
     layer in the order of the flow between them."""
-    feeds: dict[str, list[str]] = {u: [] for u in rules}
+    order = {r: i for i, r in enumerate(rules)}
+    readers: dict[str, list[str]] = {}
+    noticers: dict[str, list[str]] = {}
+    for v in rules:
+        for t in flows_of[v].reads:
+            readers.setdefault(t, []).append(v)
+        for sort in flows_of[v].notices:
+            noticers.setdefault(sort, []).append(v)
+    feeds: dict[str, list[str]] = {}
     for u in rules:
         fu = flows_of[u]
-        for v in rules:
-            fv = flows_of[v]
-            if fu.writes & fv.reads or fu.unions & fv.notices:
-                feeds[u].append(v)
+        fed = {v for t in fu.writes for v in readers.get(t, ())}
+        fed.update(v for sort in fu.unions for v in noticers.get(sort, ()))
+        feeds[u] = sorted(fed, key=order.__getitem__)
     groups = _components(list(rules), feeds)
     group_of = {r: i for i, g in enumerate(groups) for r in g}
     depth = [0] * len(groups)
@@ -288,33 +317,35 @@ def _components(nodes: list[str], edges: dict[str, list[str]]) -> list[list[str]
     for root in nodes:
         if root in index:
             continue
-        work = [(root, 0)]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        work = [(root, iter(edges[root]))]
         while work:
-            v, i = work.pop()
-            if i == 0:
-                index[v] = low[v] = len(index)
-                stack.append(v)
-                on_stack.add(v)
-            targets = edges[v]
-            if i < len(targets):
-                work.append((v, i + 1))
-                w = targets[i]
+            v, targets = work[-1]
+            for w in targets:
                 if w not in index:
-                    work.append((w, 0))
-                elif w in on_stack:
-                    low[v] = min(low[v], index[w])
-                continue
-            if work:
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[v])
-            if low[v] == index[v]:
-                comp = []
-                while True:
-                    w = stack.pop()
-                    on_stack.discard(w)
-                    comp.append(w)
-                    if w == v:
-                        break
-                out.append(comp)
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(edges[w])))
+                    break
+                if w in on_stack and index[w] < low[v]:
+                    low[v] = index[w]
+            else:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    if low[v] < low[parent]:
+                        low[parent] = low[v]
+                if low[v] == index[v]:
+                    comp = []
+                    while True:
+                        w = stack.pop()
+                        on_stack.discard(w)
+                        comp.append(w)
+                        if w == v:
+                            break
+                    out.append(comp)
     out.reverse()
     return out
