@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 import pypto_egg.language as pl
@@ -85,3 +88,37 @@ def test_rule_files_of_a_user_keep_push_and_pop(tmp_path):
     program = pl.parse(SRC.format(rows=3))
     check_meaning(program, flatten(program))
     assert any(not rr.resets for rr in run_on_owner(lambda: list(resident.owner().rules.values())))
+
+
+def test_a_set_that_ran_many_programs_is_replaced_by_a_fresh_copy(monkeypatch):
+    """egglog keeps a report of every iteration an e-graph ran: after `_RECYCLE` programs a fresh copy loads (in
+    the background, or at once `_RENEW_WAIT` programs later) and takes the set's place, answers unchanged."""
+    monkeypatch.setattr(resident, "_RECYCLE", 2)
+    monkeypatch.setattr(resident, "_RENEW_WAIT", 1)
+    flatten = passes.flatten_tile_nd_to_2d()
+    program = pl.parse(SRC.format(rows=11))
+    first = python_print(flatten(program))
+
+    def sets() -> list[int]:
+        return [id(rr) for rr in resident.owner().rules.values()]
+
+    before = run_on_owner(sets)
+    for _ in range(6):
+        assert python_print(flatten(program)) == first
+    after = run_on_owner(sets)
+    assert set(before) - set(after), "no set was replaced"
+    check_meaning(program, flatten(program))
+
+
+def test_the_owner_thread_drops_every_e_graph_it_made(tmp_path):
+    """At exit every e-graph, loaded, loading in the background or failed, is dropped on the owner thread (egglog
+    refuses a drop on another thread, and says so on stderr)."""
+    script = tmp_path / "run.py"
+    script.write_text(
+        "import pypto_egg.language as pl\nfrom pypto_egg import passes\n"
+        f"p = pl.parse({SRC.format(rows=13)!r})\npasses.flatten_tile_nd_to_2d()(p)\n"
+        f"try:\n    passes.flatten_tile_nd_to_2d()(pl.parse({BAD_STORE!r}))\nexcept Exception:\n    pass\n"
+    )
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "unsendable" not in run.stderr and "dropped on another thread" not in run.stderr

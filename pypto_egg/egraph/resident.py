@@ -82,9 +82,11 @@ class ResidentRules:
         self.in_use = False
         self.dirty = False  # a program's rows are still in it (its reset is owed)
         self.declared: set[str] = set()  # the rulesets declared since loading (the steps of plans, strata.py)
-        self.broken = (
-            False  # loading or a program failed half-way: the set is loaded again when next asked for
-        )
+        # loading or a program failed half-way: the set is loaded again when next asked for
+        self.broken = False
+        self.key: Hashable | None = None  # what the owner keeps it under
+        self.served = 0  # programs run on it
+        self.asked = 0  # programs that asked for it before it was loaded
         self._slices: Generator[None, None, None] | None = self._loading()
 
     def _loading(self) -> Generator[None, None, None]:
@@ -147,7 +149,11 @@ class ResidentRules:
         `_Owner.after`), or by the next `begin`, whichever comes first."""
         self.in_use = False
         self.dirty = True
-        owner().after(self.clean)
+        own = owner()
+        own.after(self.clean)
+        self.served += 1
+        if self.served == _RECYCLE and self.key is not None:
+            own.renew(self)
 
     def clean(self) -> None:
         """Take the program's rows off. A failure here leaves the e-graph unusable: it is loaded again."""
@@ -220,6 +226,7 @@ class _Owner:
         )
         self.deferred: list[Callable[[], None]] = []
         self.background: list[ResidentRules] = []  # rule sets loading a slice at a time while no caller waits
+        self.renewals: dict[Hashable, ResidentRules] = {}  # fresh copies of sets that ran _RECYCLE programs
         self.thread = threading.Thread(target=self._serve, name="pypto-egg-egraph", daemon=True)
         self.thread.start()
         atexit.register(self.shutdown)
@@ -232,9 +239,10 @@ class _Owner:
             fn, args, reply = self.jobs.get()
             if fn is None:  # shutdown: the e-graphs are dropped here, on the thread that made them
                 self._run_deferred()
-                for rr in self.rules.values():
+                for rr in [*self.rules.values(), *self.background, *self.renewals.values()]:
                     rr.discard()
                 self.background.clear()
+                self.renewals.clear()
                 self.rules.clear()
                 reply.put((True, None))
                 return
@@ -258,6 +266,36 @@ class _Owner:
             if loading.advance():
                 return
         self.background.pop(0)
+
+    def renew(self, old: ResidentRules) -> None:
+        """Load a fresh copy of a set in the background, to take its place (`current`): egglog keeps a report of
+        every iteration an e-graph ever ran (about 0.1 MB a program), which only dropping the e-graph lets go of."""
+        fresh = ResidentRules(list(old.rule_files), old.load)
+        fresh.key = old.key
+        self.renewals[old.key] = fresh
+        self.background.append(fresh)
+
+    def current(self, key: Hashable) -> ResidentRules | None:
+        """The set kept under `key`, or the fresh copy that takes its place once loaded; a copy still loading
+        `_RENEW_WAIT` programs after it was asked for is loaded at once."""
+        old = self.rules.get(key)
+        fresh = self.renewals.get(key)
+        if old is None or fresh is None or old.in_use:
+            return old
+        if not fresh.ready and old.served >= _RECYCLE + _RENEW_WAIT:
+            if fresh in self.background:
+                self.background.remove(fresh)
+            with contextlib.suppress(BaseException):
+                fresh.finish()
+        if not fresh.ready and not fresh.broken:
+            return old
+        del self.renewals[key]
+        if fresh.broken:
+            fresh.discard()
+            return old
+        self.rules[key] = fresh
+        old.discard()
+        return fresh
 
     def evict(self) -> None:
         """Make room for one more rule set: drop the least recently used idle ones over `_MAX_LOADED`."""
@@ -341,11 +379,13 @@ def resident_rules(rule_files: Sequence[RuleFile], load: Loader | None = None) -
     (on this thread, which made it), and so is one a failed program left broken."""
     own = _owner_here()
     key = _key(rule_files)
+    own.current(key)
     loaded = own.rules.pop(key, None)
     if loaded is None or loaded.broken:
         if loaded is not None:
             loaded.discard()
         loaded = ResidentRules(list(rule_files), load)
+        loaded.key = key
         own.evict()
     own.rules[key] = loaded  # most recently used last
     loaded.finish()
@@ -355,24 +395,32 @@ def resident_rules(rule_files: Sequence[RuleFile], load: Loader | None = None) -
 def ready_rules(
     key: Hashable, rule_files: Callable[[], Sequence[RuleFile]], load: Loader | None = None
 ) -> ResidentRules | None:
-    """The owner thread's e-graph of the rule files `key` names if it is loaded whole; if not, its loading (of
-    `rule_files()`) is started in the background, a slice at a time while no caller waits, and None is
-    returned."""
+    """The owner thread's e-graph of the rule files `key` names if it is loaded whole, else None. The first time
+    such a set is asked for, its loading (of `rule_files()`) starts in the background, a slice at a time while no
+    caller waits; asked for `_PROMOTE` times before that is done, it is loaded at once (a kind of program that
+    keeps coming back is worth a stall of 0.1-0.2 s once; a caller that never leaves the owner idle would
+    otherwise never see it loaded)."""
     own = _owner_here()
-    loaded = own.rules.get(key)
-    if loaded is not None and loaded.ready and not loaded.broken:
-        own.rules[key] = own.rules.pop(key)  # most recently used last
-        return loaded
-    if loaded is None or loaded.broken:
-        if loaded is not None:
-            loaded.discard()
-            if loaded in own.background:
-                own.background.remove(loaded)
+    loaded = own.current(key)
+    if loaded is not None and loaded.broken:
+        loaded.discard()
+        if loaded in own.background:
+            own.background.remove(loaded)
+        loaded = None
+    if loaded is None:
         own.evict()
         own.rules[key] = loaded = ResidentRules(list(rule_files()), load)
-    if loaded not in own.background:
+        loaded.key = key
         own.background.append(loaded)
-    return None
+    own.rules[key] = own.rules.pop(key)  # most recently used last
+    if not loaded.ready:
+        loaded.asked += 1
+        if loaded.asked < _PROMOTE:
+            return None
+        if loaded in own.background:
+            own.background.remove(loaded)
+        loaded.finish()
+    return loaded
 
 
 def _key(rule_files: Sequence[RuleFile]) -> tuple[tuple[str, str], ...]:
@@ -386,4 +434,7 @@ def _owner_here() -> _Owner:
     return own
 
 
-_MAX_LOADED = 12  # rule sets kept loaded per process (each about 10-20 MB and 0.1-0.3 s to load)
+_PROMOTE = 3  # programs that ask for a set still loading in the background before it is loaded at once
+_RENEW_WAIT = 100  # programs a fresh copy may load in the background before it is loaded at once
+_RECYCLE = 500  # programs a set runs before a fresh copy takes its place (see _Owner.renew)
+_MAX_LOADED = 8  # rule sets kept loaded per process (each 10-20 MB, and up to 40 MB of reports before renewal)
