@@ -79,6 +79,9 @@ class Encoding:
     # Which of these indices are pages is still the rules' decision.
     page_bound: int = 1
     fractal_rows: int = DEFAULT_FRACTAL_ROWS  # the backend's, which bounds a 2-D accumulator's row windows
+    # a generic request's operands as a list of terms: only rules of a user's file read them (and explain, which
+    # shows every term); without them the request names no operands (-1)
+    operand_lists: bool = True
     _dims: dict[Any, int] = field(default_factory=dict)
     _lists: dict[tuple[int, ...], int] = field(default_factory=lambda: {(): 0})
     _opnds: dict[tuple[Any, ...], int] = field(default_factory=lambda: {(): 0})
@@ -281,7 +284,8 @@ class Encoding:
 
     def generic(self, sid: int, call: Call, result: Any) -> None:
         shape = result.shape if isinstance(result, TileType) else ()
-        self.rows["GenericRow"].append((sid, call.op, self.operands(call.args), self.dims(tuple(shape))))
+        operands = self.operands(call.args) if self.operand_lists else -1
+        self.rows["GenericRow"].append((sid, call.op, operands, self.dims(tuple(shape))))
 
     # ------------------------------------------------------------ files
 

@@ -15,13 +15,13 @@ from .encode_matmul import accumulator_facts, batch_matmuls, kept_tile_facts, op
 
 
 def encode_functions(
-    fns: Sequence[Function], backend: Backend | None, strategy: str = "reference"
+    fns: Sequence[Function], backend: Backend | None, strategy: str = "reference", operand_lists: bool = True
 ) -> Encoding:
     """Requests for every assigned tile op (an evaluated call is only substituted and re-deduced, B-026), for
     several functions in one encoding, so one saturation serves them all. Statement ids,
     variables and dimension terms are unique across the functions, and no rule relates two statements of
     different functions except through the backend's budgets, which they share."""
-    enc = Encoding(fractal_rows=fractal_rows(backend))
+    enc = Encoding(fractal_rows=fractal_rows(backend), operand_lists=operand_lists)
     for fn in fns:
         start = len(enc.statements)
         for s, call in walk_calls(fn.body):

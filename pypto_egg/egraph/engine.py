@@ -97,7 +97,10 @@ class EGraphRun:
         self.cost_model = cost_model
         self.report = RunReport(", ".join(names))
         t0 = time.perf_counter()
-        self.encoding: Encoding = encode_functions(self.functions, self.backend, strategy)
+        # the operands of generic requests as term lists only where something reads them (user rules, explain)
+        self.encoding: Encoding = encode_functions(
+            self.functions, self.backend, strategy, operand_lists=not plans_only or bool(extra_rules)
+        )
         self.report.times["encode"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         self.rule_files: list[RuleFile] = shipped_rule_files()

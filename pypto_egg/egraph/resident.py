@@ -437,4 +437,6 @@ def _owner_here() -> _Owner:
 _PROMOTE = 3  # programs that ask for a set still loading in the background before it is loaded at once
 _RENEW_WAIT = 100  # programs a fresh copy may load in the background before it is loaded at once
 _RECYCLE = 500  # programs a set runs before a fresh copy takes its place (see _Owner.renew)
-_MAX_LOADED = 8  # rule sets kept loaded per process (each 10-20 MB, and up to 40 MB of reports before renewal)
+_MAX_LOADED = (
+    8  # rule sets kept loaded per process (each 10-20 MB, and up to 40 MB of reports before renewal)
+)
