@@ -158,7 +158,8 @@ class EGraphRun:
         if shared is not None and not shared.in_use:  # (re-entrant use builds its own)
             self._shared = shared
             self.egraph = shared.egraph
-            self._declare_steps()  # before a push, which would take them away again with the program
+            shared.clean()  # the program before's reset first, then the steps' rulesets: both before a push,
+            self._declare_steps()  # which would take the declarations away again with this program
             shared.begin()
             return Path(shared.facts_dir.name)
         self._own_facts = tempfile.TemporaryDirectory(prefix="pypto-egg-facts-", dir=facts_root())

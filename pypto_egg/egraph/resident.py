@@ -149,7 +149,7 @@ class ResidentRules:
         `_Owner.after`), or by the next `begin`, whichever comes first."""
         self.in_use = False
         self.dirty = True
-        own = owner()
+        own = registry()
         own.after(self.clean)
         self.served += 1
         if self.served == _RECYCLE and self.key is not None:
@@ -208,64 +208,35 @@ def reset_rules(egraph: eb.EGraph, kept: frozenset[str] = frozenset()) -> list[s
     return lines
 
 
-class _Owner:
-    """The one thread that makes, uses and drops the pass's e-graphs.
+class _Registry:
+    """The resident e-graphs of one thread: it alone makes, uses and drops them (egglog's EGraph may only be
+    touched and dropped by the thread that made it)."""
 
-    egglog's EGraph may only be touched and dropped by the thread that made it. Loaded rules are kept for
-    the life of the process, so they cannot belong to a caller's thread (a pool thread dies, and its
-    objects are then freed by another); every e-graph the pass uses lives here instead, and is dropped
-    here at exit. Work that need not hold up a caller (a program's reset) runs here once its caller has its
-    answer, before the next job.
-    """
-
-    def __init__(self) -> None:
+    def __init__(self, thread: threading.Thread) -> None:
         self.pid = os.getpid()
+        self.thread = thread
         self.rules: dict[Hashable, ResidentRules] = {}
-        self.jobs: queue.SimpleQueue[tuple[Callable[..., object] | None, tuple[object, ...], _Reply]] = (
-            queue.SimpleQueue()
-        )
-        self.deferred: list[Callable[[], None]] = []
         self.background: list[ResidentRules] = []  # rule sets loading a slice at a time while no caller waits
         self.renewals: dict[Hashable, ResidentRules] = {}  # fresh copies of sets that ran _RECYCLE programs
-        self.thread = threading.Thread(target=self._serve, name="pypto-egg-egraph", daemon=True)
-        self.thread.start()
-        atexit.register(self.shutdown)
 
-    def _serve(self) -> None:
-        while True:
-            if self.background and self.jobs.empty():
-                self._load_a_slice()
-                continue
-            fn, args, reply = self.jobs.get()
-            if fn is None:  # shutdown: the e-graphs are dropped here, on the thread that made them
-                self._run_deferred()
-                for rr in [*self.rules.values(), *self.background, *self.renewals.values()]:
-                    rr.discard()
-                self.background.clear()
-                self.renewals.clear()
-                self.rules.clear()
-                reply.put((True, None))
-                return
-            try:
-                result: tuple[bool, object] = (True, fn(*args))
-            except BaseException as e:
-                result = (False, _detached(e))
-            reply.put(result)
-            del result
-            self._run_deferred()
+    def after(self, fn: Callable[[], None]) -> None:
+        """Run `fn` on this thread once the job under way has answered its caller (the home registry: not at
+        all; what it would do, a program's reset, the next program on the set does first)."""
 
-    def _run_deferred(self) -> None:
-        while self.deferred:
-            # a failure marks its e-graph broken, to be loaded again when next used; no caller waits for it
-            with contextlib.suppress(BaseException):
-                self.deferred.pop(0)()
+    def load_later(self, rr: ResidentRules) -> None:
+        """Load a set in the background, a slice at a time while no caller waits (the home registry never does:
+        it is loaded when next asked for enough)."""
 
-    def _load_a_slice(self) -> None:
-        loading = self.background[0]
-        with contextlib.suppress(BaseException):  # (a failure marks the set broken)
-            if loading.advance():
-                return
-        self.background.pop(0)
+    def run(self, fn: Callable[..., T], *args: object) -> T:
+        return fn(*args)
+
+    def drop_all(self) -> None:
+        """Drop every e-graph, on this thread."""
+        for rr in [*self.rules.values(), *self.background, *self.renewals.values()]:
+            rr.discard()
+        self.background.clear()
+        self.renewals.clear()
+        self.rules.clear()
 
     def renew(self, old: ResidentRules) -> None:
         """Load a fresh copy of a set in the background, to take its place (`current`): egglog keeps a report of
@@ -273,7 +244,7 @@ class _Owner:
         fresh = ResidentRules(list(old.rule_files), old.load)
         fresh.key = old.key
         self.renewals[old.key] = fresh
-        self.background.append(fresh)
+        self.load_later(fresh)
 
     def current(self, key: Hashable) -> ResidentRules | None:
         """The set kept under `key`, or the fresh copy that takes its place once loaded; a copy still loading
@@ -303,9 +274,74 @@ class _Owner:
         for oldest in idle[: max(0, len(self.rules) + 1 - _MAX_LOADED)]:
             self.rules.pop(oldest).discard()
 
+
+class _Home(_Registry):
+    """The main thread's own e-graphs. A pass called on the main thread runs there and then: handing it to
+    another thread costs a wake-up of that thread (0.3-1 ms after the caller did other work, measured), more
+    than what it could do meanwhile for a small program (the reset, which the next program on the set does
+    first instead). Nothing loads in the background here: a set a kind of program asks for three times is
+    loaded then (see `ready_rules`). The main thread drops its e-graphs at exit (atexit runs on it)."""
+
+    def __init__(self) -> None:
+        super().__init__(threading.main_thread())
+        atexit.register(self.drop_all)
+
+
+class _Owner(_Registry):
+    """The thread that makes, uses and drops the e-graphs of the pass's calls from every thread but the main one.
+
+    Loaded rules are kept for the life of the process, so they cannot belong to a caller's thread (a pool thread
+    dies, and its objects are then freed by another); they live here instead, and are dropped here at exit. Work
+    that need not hold up a caller (a program's reset) runs here once its caller has its answer, before the next
+    job; sets load in the background while no caller waits.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(threading.Thread(target=self._serve, name="pypto-egg-egraph", daemon=True))
+        self.jobs: queue.SimpleQueue[tuple[Callable[..., object] | None, tuple[object, ...], _Reply]] = (
+            queue.SimpleQueue()
+        )
+        self.deferred: list[Callable[[], None]] = []
+        self.thread.start()
+        atexit.register(self.shutdown)
+
+    def _serve(self) -> None:
+        while True:
+            if self.background and self.jobs.empty():
+                self._load_a_slice()
+                continue
+            fn, args, reply = self.jobs.get()
+            if fn is None:  # shutdown: the e-graphs are dropped here, on the thread that made them
+                self._run_deferred()
+                self.drop_all()
+                reply.put((True, None))
+                return
+            try:
+                result: tuple[bool, object] = (True, fn(*args))
+            except BaseException as e:
+                result = (False, _detached(e))
+            reply.put(result)
+            del result
+            self._run_deferred()
+
+    def _run_deferred(self) -> None:
+        while self.deferred:
+            # a failure marks its e-graph broken, to be loaded again when next used; no caller waits for it
+            with contextlib.suppress(BaseException):
+                self.deferred.pop(0)()
+
+    def _load_a_slice(self) -> None:
+        loading = self.background[0]
+        with contextlib.suppress(BaseException):  # (a failure marks the set broken)
+            if loading.advance():
+                return
+        self.background.pop(0)
+
     def after(self, fn: Callable[[], None]) -> None:
-        """Run `fn` on this thread once the job under way has answered its caller."""
         self.deferred.append(fn)
+
+    def load_later(self, rr: ResidentRules) -> None:
+        self.background.append(rr)
 
     def run(self, fn: Callable[..., T], *args: object) -> T:
         if threading.current_thread() is self.thread:
@@ -353,11 +389,15 @@ def _reply_channel() -> _Reply:
 
 
 _OWNER: _Owner | None = None
+_HOME: _Home | None = None
 _OWNER_LOCK = threading.Lock()
-_INHERITED: list[_Owner] = []  # a forked child's copy of its parent's owner: never used, never dropped
+_INHERITED: list[
+    _Registry
+] = []  # a forked child's copy of its parent's registries: never used, never dropped
 
 
 def owner() -> _Owner:
+    """The thread that runs the pass for callers on threads other than the main one."""
     global _OWNER
     with _OWNER_LOCK:
         if _OWNER is None or _OWNER.pid != os.getpid():
@@ -368,8 +408,33 @@ def owner() -> _Owner:
         return _OWNER
 
 
+def home() -> _Home:
+    """The main thread's registry."""
+    global _HOME
+    with _OWNER_LOCK:
+        if _HOME is None or _HOME.pid != os.getpid():
+            if _HOME is not None:
+                _INHERITED.append(_HOME)
+                ctypes.pythonapi.Py_IncRef(ctypes.py_object(_HOME))
+            _HOME = _Home()
+        return _HOME
+
+
+def registry() -> _Registry:
+    """The registry of the calling thread: the main thread's own, or the owner thread's."""
+    if threading.current_thread() is threading.main_thread():
+        return home()
+    own = owner()
+    if threading.current_thread() is not own.thread:
+        raise RuntimeError("the shared rules may only be used on the e-graph owner thread (see run_on_owner)")
+    return own
+
+
 def run_on_owner(fn: Callable[..., T], *args: object) -> T:
-    """Run `fn` on the e-graph owner thread (directly when already there)."""
+    """Run `fn` where the calling thread's e-graphs live: on the main thread itself, on the owner thread for any
+    other (directly when already there)."""
+    if threading.current_thread() is threading.main_thread():
+        return fn(*args)
     return owner().run(fn, *args)
 
 
@@ -411,7 +476,7 @@ def ready_rules(
         own.evict()
         own.rules[key] = loaded = ResidentRules(list(rule_files()), load)
         loaded.key = key
-        own.background.append(loaded)
+        own.load_later(loaded)
     own.rules[key] = own.rules.pop(key)  # most recently used last
     if not loaded.ready:
         loaded.asked += 1
@@ -427,11 +492,8 @@ def _key(rule_files: Sequence[RuleFile]) -> tuple[tuple[str, str], ...]:
     return tuple((str(rf.path), rf.text) for rf in rule_files)
 
 
-def _owner_here() -> _Owner:
-    own = owner()
-    if threading.current_thread() is not own.thread:
-        raise RuntimeError("the shared rules may only be used on the e-graph owner thread (see run_on_owner)")
-    return own
+def _owner_here() -> _Registry:
+    return registry()
 
 
 _PROMOTE = 3  # programs that ask for a set still loading in the background before it is loaded at once
