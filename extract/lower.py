@@ -178,6 +178,9 @@ class Lowerer:
         "Rededuce": "rededuce", "AsView": "as_view",
     }  # fmt: skip
 
+    # the relations the handlers read (`self.facts`), besides the plans
+    FACTS: ClassVar[frozenset[str]] = frozenset({"TPage"})
+
     def handle(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         getattr(self, self.HANDLERS[plan.op])(s, call, plan, ctx, out)
 

@@ -38,6 +38,11 @@ class MatmulLowerer(Lowerer):
     ) -> None:
         super().__init__(fn, enc, plans, facts)
 
+    FACTS: ClassVar[frozenset[str]] = Lowerer.FACTS | {
+        "DrainPage", "RowDrainPage", "BPage", "BSlice", "BRowWin", "BColWin", "BStore", "BReload", "BReloadAt",
+        "BReloadSide", "BmmBaseRow", "ViewOperand", "BPageCast", "BmmGeom",
+    }  # fmt: skip
+
     HANDLERS: ClassVar[dict[str, str]] = {
         **Lowerer.HANDLERS, "BatchMatmul": "batch_matmul", "ToMat": "to_mat", "Drop": "drop",
         "AllocAcc": "alloc_acc", "PackedDrain": "packed_drain", "Rewindow": "rewindow", "RowDrain": "row_drain",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pypto_egg.language as pl
 from pypto_egg import ir
 from pypto_egg.egraph.relevance import relevant_rules
 from pypto_egg.egraph.rules import RuleFile, shipped_rule_files
+from pypto_egg.extract.lower_matmul import MatmulLowerer
 from pypto_egg.passes.flatten import FlattenTileNdTo2D
 
 from corpus import PROGRAMS
@@ -105,7 +107,7 @@ def test_the_pass_leaves_out_the_rules_that_build_terms_only_explain_reads():
     seed = frozenset({"DConstRow", "ConsRow", "OpndVarRow", "LoadRow", "StoreRow",
                       "GenericRow", "CapacityRow", "ConfigRow", "StmtVarRow", "PageIndexRow"})  # fmt: skip
     full = relevant_rules(tuple(shipped_rule_files()), seed)
-    plans = relevant_rules(tuple(shipped_rule_files()), seed, True)
+    plans = relevant_rules(tuple(shipped_rule_files()), seed, MatmulLowerer.FACTS)
     assert '"build-ovar"' in "".join(f.text for f in full.files)
     text = "".join(f.text for f in plans.files)
     assert '"build-ovar"' not in text and '"build-generic"' in text and "(constructor OCons " not in text
@@ -156,3 +158,13 @@ def test_pruned_rules_give_generated_programs_the_full_rules_answer(case):
 def test_pruned_rules_give_generated_batched_matmuls_the_full_rules_answer(before):
     assert_same_with_and_without_pruning(before)
     assert_same_with_and_without_pruning(before, "optimal")
+
+
+def test_the_lowering_names_every_relation_it_reads():
+    """The pass loads only the rules whose work someone reads: the plans, and the relations the lowering reads,
+    which it names (`Lowerer.FACTS`); a relation read but not named would be left empty."""
+    root = Path(__file__).resolve().parents[1] / "extract"
+    read = set()
+    for path in root.glob("*.py"):
+        read |= set(re.findall(r'(?:facts|rows)\("(\w+)"\)', path.read_text()))
+    assert read and read <= MatmulLowerer.FACTS

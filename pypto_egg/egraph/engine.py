@@ -78,13 +78,14 @@ class EGraphRun:
         reuse_rules: bool = False,
         strategy: str = "reference",
         prune_rules: bool = True,
-        plans_only: bool = False,
+        reads: frozenset[str] | None = None,
     ) -> None:
         """`reuse_rules`: put the facts on the owner thread's already-loaded rules (only on that thread, see
         `run_on_owner`; call `close()` when done) instead of loading the rules into an e-graph of its own.
         `prune_rules`: load only the rules these facts could fire (relevance.py); off, every rule is loaded.
-        `plans_only`: the caller reads the plans and the relations, no other term (the pass, not explain), so
-        rules that only build terms nobody asks about are not loaded either."""
+        `reads`: the relations and functions the caller reads besides the plans, when it reads no other table and
+        no other term (the pass, not explain or the pictures, which read everything: None), so rules whose work
+        nobody reads are not run either."""
         self.strategy = check_strategy(strategy)
         names = [function_name] if isinstance(function_name, str) else list(function_name)
         self.program = program
@@ -99,7 +100,7 @@ class EGraphRun:
         t0 = time.perf_counter()
         # the operands of generic requests as term lists only where something reads them (user rules, explain)
         self.encoding: Encoding = encode_functions(
-            self.functions, self.backend, strategy, operand_lists=not plans_only or bool(extra_rules)
+            self.functions, self.backend, strategy, operand_lists=reads is None or bool(extra_rules)
         )
         self.report.times["encode"] = time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -112,7 +113,7 @@ class EGraphRun:
         if self.strategy == "optimal":
             filled |= {"Route", "Settled"}
         self.relevance: Relevance = (
-            relevant_rules(tuple(self.rule_files), frozenset(filled), plans_only)
+            relevant_rules(tuple(self.rule_files), frozenset(filled), reads)
             if prune_rules
             else all_rules(self.rule_files)
         )

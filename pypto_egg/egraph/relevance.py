@@ -61,14 +61,15 @@ class Relevance:
 
 @functools.lru_cache(maxsize=64)
 def relevant_rules(
-    files: tuple[RuleFile, ...], filled: frozenset[str], plans_only: bool = False
+    files: tuple[RuleFile, ...], filled: frozenset[str], reads: frozenset[str] | None = None
 ) -> Relevance:
     """Which rules can ever fire on `filled` (the non-empty fact relations, plus whatever the host asserts
     itself), and the rule files with every other rule blanked out, and every declaration nothing left needs.
 
-    `plans_only`: the host reads the relations and functions and the plans' terms, nothing else (the pass;
-    explain and the pictures read every term), so a rule that only builds terms of another sort no kept rule
-    asks about is left out too (the operand lists of requests, which only user rules read), and so are the fact
+    `reads`: the relations and functions the host reads besides the plans (`PLAN_TABLES`) and the plans' terms,
+    when it reads nothing else (the pass; explain and the pictures, None, read every table and term): a rule
+    whose actions write only tables nobody reads, directly or through the rules that are kept, is left out too
+    (the operand lists of requests, which only user rules read; facts no decision asks for), and so are the fact
     relations only it read (`Relevance.facts`)."""
     try:
         index = rule_index(files)
@@ -88,8 +89,9 @@ def relevant_rules(
                     live.add(i)
                     populated |= fills
                     changed = True
-    if plans_only:
-        live = _rules_someone_reads(index, live)
+    plans_only = reads is not None
+    if reads is not None:
+        live = _rules_someone_reads(index, live, reads | PLAN_TABLES)
     kept = [index.rules[i] for i in sorted(live)]
     loaded = (
         frozenset(filled & (set().union(*(r.reads for r in kept)) | declared.commanded))
@@ -108,10 +110,13 @@ def relevant_rules(
     )
 
 
-def _rules_someone_reads(index: RuleIndex, live: set[int]) -> set[int]:
-    """The live rules whose actions write a table someone reads: every relation and function (the host reads
-    them), the constructors of the sorts a plan's term holds, and, as a least fixpoint, the tables the queries
-    of the rules so kept name."""
+PLAN_TABLES = frozenset({"Chose", "Rank", "PlanClass"})  # what the host reads to find each statement's plan
+
+
+def _rules_someone_reads(index: RuleIndex, live: set[int], reads: frozenset[str]) -> set[int]:
+    """The live rules whose actions write a table someone reads: the relations and functions the host `reads`,
+    the constructors of the sorts a plan's term holds, and, as a least fixpoint, the tables the queries of the
+    rules so kept name."""
     declared = index.declarations
     sort_of: dict[str, str] = dict(declared.variants)  # constructor -> its sort
     arguments: dict[str, set[str]] = {}  # sort -> the sorts its constructors take
@@ -131,7 +136,7 @@ def _rules_someone_reads(index: RuleIndex, live: set[int]) -> set[int]:
         if sort not in in_plans:
             in_plans.add(sort)
             todo.extend(arguments.get(sort, ()))
-    needed = {t for t in declared.tables if sort_of.get(t, "Plan") in in_plans}
+    needed = {t for t in declared.tables if t in sort_of and sort_of[t] in in_plans} | set(reads)
     kept: set[int] = set()
     changed = True
     while changed:

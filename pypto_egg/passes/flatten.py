@@ -115,7 +115,7 @@ class FlattenTileNdTo2D:
         (on the e-graph owner thread)."""
         with EGraphRun(
             program, [fn.name for fn in fns], self.backend, self.extra_rules, self.limits, reuse_rules=True,
-            strategy=self.strategy, prune_rules=self.prune_rules, cost_model=self.cost_model, plans_only=True,
+            strategy=self.strategy, prune_rules=self.prune_rules, cost_model=self.cost_model, reads=MatmulLowerer.FACTS,
         ) as eg:  # fmt: skip
             eg.saturate()
             plans = eg.plans()
