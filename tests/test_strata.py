@@ -119,3 +119,17 @@ def test_the_suite_checks_each_stage_reaches_its_fixpoint_and_the_check_finds_a_
             passes.flatten_tile_nd_to_2d()(pl.parse(SEED.replace("[2, 3, 4]", "[2, 5, 4]")))
     finally:
         strata.stage_plan.cache_clear()
+
+
+def test_a_term_whose_class_another_atom_binds_is_no_read_of_its_table():
+    """A new e-node has a new e-class, which rows of `Val` cannot hold unless `Val` itself changes (a read) or a
+    union merges them (noticed): so `split` reads Val, not Mul; a rewrite rooted at Mul reads Mul."""
+    rules = """
+(rule ((Val d n) (= d (Mul x y))) ((Twice x)) :ruleset s :name "split")
+(rewrite (Mul (C a) (C b)) (C (* a b)) :ruleset s :name "fold")
+(rule ((= d (Mul x y))) ((Twice d)) :ruleset s :name "any-product")
+"""
+    flows = flows_of(rules)
+    assert flows["split"].reads == {"Val"} and "D" in flows["split"].notices
+    assert "Mul" in flows["fold"].reads
+    assert flows["any-product"].reads == {"Mul"}

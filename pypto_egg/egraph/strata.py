@@ -32,6 +32,7 @@ class Signature:
     inputs: tuple[str, ...]
     output: str  # "Unit" for a relation
     merges: bool  # a function whose rows merge their values (:merge)
+    term: bool = False  # a constructor: a row is an e-node, its output the e-class it belongs to
 
 
 @dataclass(frozen=True)
@@ -74,11 +75,11 @@ def signatures(index: RuleIndex) -> dict[str, Signature]:
         if t[0] == "relation" and isinstance(t[2], list):
             out[name] = Signature(tuple(str(s) for s in t[2]), "Unit", False)
         elif t[0] in ("function", "constructor") and isinstance(t[2], list) and isinstance(t[3], str):
-            out[name] = Signature(tuple(str(s) for s in t[2]), t[3], ":merge" in t)
+            out[name] = Signature(tuple(str(s) for s in t[2]), t[3], ":merge" in t, t[0] == "constructor")
         elif t[0] == "datatype":
             for v in t[2:]:
                 if isinstance(v, list) and v and isinstance(v[0], str):
-                    out[v[0]] = Signature(tuple(str(s) for s in v[1:]), name, False)
+                    out[v[0]] = Signature(tuple(str(s) for s in v[1:]), name, False, True)
     return out
 
 
@@ -96,19 +97,31 @@ def _congruence(sorts: Iterable[str], sigs: dict[str, Signature]) -> frozenset[s
 
 
 class _Query:
-    """The tables a query names, and the sorts of the values it joins."""
+    """The tables a query reads, and the sorts of the values it joins.
+
+    A query reads a table when a new row of it can give a new match. That holds for every relation and function
+    it names, but not for a constructor (an e-node) whose e-class is bound by another atom the query reads: a new
+    e-node has a new e-class (an existing one would be the same row), which that atom's rows cannot hold unless
+    they change themselves (the query reads them) or a union makes the classes one (the query notices unions of
+    the sort, since it joins the class twice). `(OvScan a b (DCons x r) ..)` reads OvScan, not DCons."""
 
     def __init__(self, sigs: dict[str, Signature]) -> None:
         self.sigs = sigs
-        self.tables: set[str] = set()
         self.joined: set[str] = set()
         self.keyed: set[str] = set()  # sorts keying a merging function the query reads
         self.var_sort: dict[str, str] = {}
         self.uses: dict[str, int] = {}
+        self.atoms: list[tuple[str, list[str], str]] = []  # table, input variables, output variable
+        self.same: dict[str, str] = {}  # variables one equality makes one value (`(= (F a) (G b))`)
+        self._out_of: dict[int, str] = {}  # a table call -> the variable of its output
+        self._fresh = 0
 
     def atom(self, a: SExp) -> None:
         if isinstance(a, list) and a and a[0] == "=" and len(a) == 3:
             left, right = self.expr(a[1]), self.expr(a[2])
+            lv, rv = self._value(a[1]), self._value(a[2])
+            if lv is not None and rv is not None:
+                self.same[lv] = rv
             if isinstance(a[1], str) and right is not None:
                 self.var_sort.setdefault(a[1], right)
             if isinstance(a[2], str) and left is not None:
@@ -118,8 +131,15 @@ class _Query:
         else:
             self.expr(a)
 
+    def _value(self, e: SExp) -> str | None:
+        """The variable standing for an expression's value (a call's is the output its atom was given)."""
+        if isinstance(e, str):
+            return e if _is_variable(e, self.sigs) else None
+        return self._out_of.get(id(e))
+
     def expr(self, e: SExp, want: str | None = None) -> str | None:
-        """The sort of an expression (None: a primitive or unknown), its variables counted."""
+        """The sort of an expression (None: a primitive or unknown), its variables counted and its table calls
+        recorded as atoms."""
         if isinstance(e, str):
             if _is_variable(e, self.sigs):
                 self.uses[e] = self.uses.get(e, 0) + 1
@@ -134,14 +154,45 @@ class _Query:
             for x in e[1:]:
                 self.expr(x)
             return None
-        self.tables.add(e[0])
         if sig.merges:
             self.keyed.update(s for s in sig.inputs if s not in PRIMITIVE_SORTS)
+        inputs = []
         for x, s in zip(e[1:], sig.inputs):
             if isinstance(x, list) and s not in PRIMITIVE_SORTS:
                 self.joined.add(s)  # a nested term: its class joins this argument
             self.expr(x, s)
+            v = self._value(x)
+            if v is not None:
+                inputs.append(v)
+        self._fresh += 1
+        out = self._out_of[id(e)] = f"#{self._fresh}"
+        self.atoms.append((e[0], inputs, out))
         return sig.output
+
+    def reads(self) -> frozenset[str]:
+        def root(v: str) -> str:
+            while v in self.same:
+                v = self.same[v]
+            return v
+
+        anchored: set[str] = set()
+        for table, inputs, _ in self.atoms:
+            if not self.sigs[table].term:
+                anchored.update(root(v) for v in inputs)
+        terms = [(t, [root(v) for v in ins], root(o)) for t, ins, o in self.atoms if self.sigs[t].term]
+        held: set[int] = set()
+        changed = True
+        while changed:
+            changed = False
+            for i, (_, inputs, out) in enumerate(terms):
+                if i not in held and out in anchored:
+                    held.add(i)
+                    anchored.update(inputs)
+                    changed = True
+        return frozenset(
+            {t for t, _, _ in self.atoms if not self.sigs[t].term}
+            | {t for i, (t, _, _) in enumerate(terms) if i not in held}
+        )
 
     def notices(self) -> frozenset[str]:
         twice = {self.var_sort[v] for v, n in self.uses.items() if n > 1 and v in self.var_sort}
@@ -200,7 +251,7 @@ def flow(rule: IndexedRule, sigs: dict[str, Signature]) -> Flow:
         if tree[0] == "birewrite":
             writes |= _tables(lhs, sigs)
             query.expr(rhs)
-    return Flow(frozenset(query.tables), frozenset(writes), _congruence(unions, sigs), query.notices())
+    return Flow(query.reads(), frozenset(writes), _congruence(unions, sigs), query.notices())
 
 
 @functools.lru_cache(maxsize=64)
