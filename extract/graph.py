@@ -100,7 +100,6 @@ class _Relations(dict[str, list[tuple["ClassId | Prim", ...]]]):
 class EGraphView:
     classes: dict[ClassId, list[ENode]] = field(default_factory=lambda: defaultdict(list))
     relations: dict[str, list[tuple[ClassId | Prim, ...]]] = field(default_factory=dict)
-    skipped_nodes: int = 0  # rows of the constructors the view was asked not to read
 
     def release(self) -> None:
         """Let go of egglog's objects, on the thread that owns them (see `_Relations.release`)."""
@@ -113,14 +112,25 @@ class EGraphView:
 
     @property
     def num_nodes(self) -> int:
-        """Every e-node of the e-graph, read or skipped."""
-        return sum(len(v) for v in self.classes.values()) + self.skipped_nodes
+        """The e-nodes read (those of the constructors the view was asked to skip are not counted)."""
+        return sum(len(v) for v in self.classes.values())
 
     @classmethod
-    def from_egraph(cls, egraph: eb.EGraph, skip: frozenset[str] = frozenset()) -> EGraphView:
+    def from_egraph(
+        cls, egraph: eb.EGraph, skip: frozenset[str] = frozenset(), schema: dict[str, _Table] | None = None
+    ) -> EGraphView:
         """Read every constructor row (skipping subsumed ones, and every row of the constructors in `skip`,
-        which no extraction will take); relation rows are read when asked for."""
+        which no extraction will take); relation rows are read when asked for. `schema`: what each table of this
+        e-graph is, learned on the first read and kept by the caller for the next (a table's kind and sorts
+        never change)."""
         frozen = egraph.freeze()
+        functions = frozen.functions
+        if schema is None:
+            schema = {}
+        if len(schema) != len(functions):
+            schema.clear()
+            for name, fn in functions.items():
+                schema[name] = _Table.of(fn.output_sort, tuple(fn.input_sorts))
         convert: dict[str, Callable[[Any], Prim]] = {
             "i64": egraph.value_to_i64, "f64": egraph.value_to_f64, "String": egraph.value_to_string,
             "bool": egraph.value_to_bool,
@@ -146,24 +156,19 @@ class EGraphView:
 
         relations: dict[str, Any] = {}
         classes: dict[ClassId, list[ENode]] = defaultdict(list)
-        skipped = 0
         make = tuple.__new__
-        for name, fn in frozen.functions.items():
-            out_sort = fn.output_sort
-            if out_sort in ("Unit", "unit") or out_sort.startswith("@"):  # a relation
+        for name, fn in functions.items():
+            table = schema[name]
+            if table.relation:  # a relation, or an analysis function (Len, NonContig, ...) read like one
                 relations[name] = fn
                 continue
-            if out_sort in PRIMITIVE_SORTS:  # an analysis function (Len, NonContig, ...): not a term,
-                relations[name] = fn  # read like a relation whose last column is the value
+            if name in skip:
                 continue
             rows = fn.rows
             if not rows:  # (most constructors of a small program's e-graph)
                 continue
-            if name in skip:
-                skipped += len(rows)
-                continue
-            sorts = fn.input_sorts
-            if not any(s in PRIMITIVE_SORTS for s in sorts):  # every argument an e-class: the common case
+            sorts = table.inputs
+            if table.all_classes:  # every argument an e-class: the common case
                 for r in rows:
                     if r.subsumed:
                         continue
@@ -179,4 +184,19 @@ class EGraphView:
                 out = cid(r.output)
                 kids = tuple(a for a in args if isinstance(a, ClassId))
                 classes[out].append(make(ENode, (name, args, out, kids)))
-        return cls(classes, _Relations(relations, reader), skipped)
+        return cls(classes, _Relations(relations, reader))
+
+
+@dataclass(frozen=True)
+class _Table:
+    """What one table of an e-graph is: a relation (or an analysis function, read like one), or a constructor
+    of e-nodes, with its argument sorts."""
+
+    relation: bool
+    inputs: tuple[str, ...]
+    all_classes: bool  # every argument an e-class
+
+    @staticmethod
+    def of(output: str, inputs: tuple[str, ...]) -> _Table:
+        relation = output in ("Unit", "unit") or output.startswith("@") or output in PRIMITIVE_SORTS
+        return _Table(relation, inputs, not any(s in PRIMITIVE_SORTS for s in inputs))

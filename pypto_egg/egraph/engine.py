@@ -41,7 +41,7 @@ from .rules import (
     schedule_text,
     shipped_rule_files,
 )
-from .strata import StagePlan, concern_declarations, stage_plan
+from .strata import StagePlan, Step, concern_declarations, stage_plan
 
 
 @dataclass(frozen=True)
@@ -228,26 +228,24 @@ class EGraphRun:
             ):  # the stage's rules as one ruleset, once more: nothing may change
                 runs.append(f"(run {whole} 1)")
         outputs = load_facts(self.egraph, self._facts_dir, inputs + runs, self._egglog_failed)
-        reports = iter([getattr(o, "report") for o in outputs if isinstance(o, eb.RunScheduleOutput)])  # noqa: B009
+        reports = [getattr(o, "report") for o in outputs if isinstance(o, eb.RunScheduleOutput)]  # noqa: B009
+        at = 0
         for stage, steps in zip(stages, plan.stages):
-            iterations = 0
-            matches: dict[str, int] = {}
             body = " ".join(f"(run {r})" if r else "(run)" for r in stage.rulesets)
-            for st in steps:
-                report = next(reports)
-                ran = report.iterations
-                iterations += len(ran)
-                for rule, n in report.num_matches_per_rule.items():
-                    name = _rule_name(rule)
-                    matches[name] = matches.get(name, 0) + n
-                if not st.once and len(ran) >= limit and ran[-1].rule_set_report.changed:
-                    raise ScheduleLimitError(
-                        f"saturation stopped at the iteration limit ({limit}) in stage {body}; a rule keeps "
-                        "creating new terms. Raise Limits.max_iterations or fix the rule."
-                    )
+            for st, report in zip(steps, reports[at : at + len(steps)]):
+                if not st.once:  # (a step run once needs no look at its iterations)
+                    ran = report.iterations
+                    if len(ran) >= limit and ran[-1].rule_set_report.changed:
+                        raise ScheduleLimitError(
+                            f"saturation stopped at the iteration limit ({limit}) in stage {body}; a rule keeps "
+                            "creating new terms. Raise Limits.max_iterations or fix the rule."
+                        )
+            stage_reports = reports[at : at + len(steps)]
+            at += len(steps)
             if self.check_schedule and steps:
-                self._check_fixpoint(next(reports), body)
-            self._record(stage, iterations, matches)
+                self._check_fixpoint(reports[at], body)
+                at += 1
+            self.report.defer(functools.partial(_record_stage, stage, steps, stage_reports))
 
     def _plan(self) -> StagePlan:
         return stage_plan(tuple(self.rule_files), parse_schedule(schedule_text()), self.relevance.rules)
@@ -273,9 +271,7 @@ class EGraphRun:
             )
 
     def _record(self, stage: Stage, iterations: int, matches: dict[str, int]) -> None:
-        self.report.stages.append((list(stage.rulesets), iterations))
-        for rule, n in matches.items():
-            self.report.rules_fired[rule] = self.report.rules_fired.get(rule, 0) + n
+        self.report.record_stage(stage.rulesets, iterations, matches)
 
     def _settle_routes(self, deadline: float) -> None:
         """Optimal strategy: the extracted batched-matmul plans fix each operand's route; the rules then
@@ -363,7 +359,10 @@ class EGraphRun:
     def view(self) -> EGraphView:
         if self._view is None:  # the constructors the cost model never extracts are not read
             model = self.cost_model or DefaultCostModel()
-            self._view = EGraphView.from_egraph(self.egraph, getattr(model, "unextractable", frozenset()))
+            schema = self._shared.schema if self._shared is not None else None
+            self._view = EGraphView.from_egraph(
+                self.egraph, getattr(model, "unextractable", frozenset()), schema
+            )
         return self._view
 
     def extraction(self) -> Extraction:
@@ -492,6 +491,18 @@ def combine_stage_rulesets(egraph: eb.EGraph) -> None:
         if named and name not in declared:
             declared.add(name)
             run_text(egraph, f"(unstable-combined-ruleset {name} {' '.join(named)})", "rules/schedule.egg")
+
+
+def _record_stage(stage: Stage, steps: Sequence[Step], reports: Sequence[Any], report: RunReport) -> None:
+    """A stage's iterations and the rules it fired, read from its steps' reports when the run report is read."""
+    matches: dict[str, int] = {}
+    iterations = 0
+    for st, r in zip(steps, reports):
+        iterations += 1 if st.once else len(r.iterations)
+        for rule, n in r.num_matches_per_rule.items():
+            name = _rule_name(rule)
+            matches[name] = matches.get(name, 0) + n
+    report.record_stage(stage.rulesets, iterations, matches)
 
 
 @functools.cache

@@ -2,24 +2,53 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 
 @dataclass
 class RunReport:
+    """What a saturation run did. The stages' iterations and the rules fired are read from egglog's reports only
+    when asked for (a pass that nobody asks costs nothing for them)."""
+
     function: str
     rule_files: list[str] = field(default_factory=list)
     statements: int = 0
     facts: int = 0
     rules_loaded: int = 0  # the rules these facts could fire (egraph/relevance.py); -1: every rule
-    stages: list[tuple[list[str], int]] = field(default_factory=list)  # rulesets, iterations
-    rules_fired: dict[str, int] = field(default_factory=dict)  # rule name -> matches
+    _stages: list[tuple[list[str], int]] = field(default_factory=list)  # rulesets, iterations
+    _rules_fired: dict[str, int] = field(default_factory=dict)  # rule name -> matches
+    _pending: list[Callable[[RunReport], None]] = field(default_factory=list, repr=False)
     eclasses: int = 0
     enodes: int = 0
     times: dict[str, float] = field(default_factory=dict)  # phase -> seconds
     ties: int = (
         0  # statements whose picked plans tied (a gap in rules/choose.egg's order; see EGraphRun.plans)
     )
+
+    def defer(self, fill: Callable[[RunReport], None]) -> None:
+        """`fill` records what it knows once the stages or the rules fired are read."""
+        self._pending.append(fill)
+
+    def record_stage(self, rulesets: Sequence[str], iterations: int, matches: dict[str, int]) -> None:
+        self._stages.append((list(rulesets), iterations))
+        for rule, n in matches.items():
+            self._rules_fired[rule] = self._rules_fired.get(rule, 0) + n
+
+    def _settle(self) -> None:
+        pending, self._pending = self._pending, []
+        for fill in pending:
+            fill(self)
+
+    @property
+    def stages(self) -> list[tuple[list[str], int]]:  # rulesets, iterations
+        self._settle()
+        return self._stages
+
+    @property
+    def rules_fired(self) -> dict[str, int]:  # rule name -> matches
+        self._settle()
+        return self._rules_fired
 
     def __str__(self) -> str:
         lines = [f"e-graph run for function {self.function!r}"]

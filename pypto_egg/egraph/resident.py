@@ -23,7 +23,7 @@ import threading
 import traceback
 from collections.abc import Callable, Generator, Hashable, Iterator, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import egglog.bindings as eb
 
@@ -82,6 +82,7 @@ class ResidentRules:
         self.in_use = False
         self.dirty = False  # a program's rows are still in it (its reset is owed)
         self.declared: set[str] = set()  # the rulesets declared since loading (the steps of plans, strata.py)
+        self.schema: dict[str, Any] = {}  # what each table is, learned by the first reading (extract.graph)
         # loading or a program failed half-way: the set is loaded again when next asked for
         self.broken = False
         self.key: Hashable | None = None  # what the owner keeps it under
