@@ -10,8 +10,8 @@ from __future__ import annotations
 from pypto_egg.extract.lower import Lowerer
 
 from ..egraph.encode import BMM_OPS, Encoding
-from ..ir.expr import type_of
-from ..ir.stmt import AssignStmt, ForStmt, Function, IfStmt, WhileStmt
+from ..ir.expr import Call, tile_operand_types, type_of
+from ..ir.stmt import AssignStmt, EvalStmt, ForStmt, Function, IfStmt, WhileStmt
 from ..ir.types import MemorySpace, TensorType, TileType, is_nd_tile
 from ..ir.walk import blocks, walk_calls
 
@@ -26,33 +26,58 @@ def nothing_to_flatten(fn: Function) -> bool:
         return False
     for block in blocks(fn.body):
         for s in block:
-            if isinstance(s, AssignStmt) and is_nd_tile(s.var.type):
-                return False
-            if isinstance(s, ForStmt | WhileStmt) and any(is_nd_tile(ia.var.type) for ia in s.iter_args):
-                return False
-            if isinstance(s, ForStmt | WhileStmt | IfStmt) and any(is_nd_tile(v.type) for v in s.return_vars):
-                return False
-    for _, call in walk_calls(fn.body):
-        if not call.op.startswith("tile."):
-            continue
-        if call.op in BMM_OPS or is_nd_tile(call.type) or any(is_nd_tile(type_of(a)) for a in call.args):
-            return False
-        if call.op == "tile.store" and len(call.args) > 2:
-            dst = type_of(call.args[2])
-            if isinstance(dst, TensorType) and dst.rank > 2:
-                return False
-        if call.op == "tile.transpose" and len(call.args) == 3:
-            return False
-        if call.op in _ACC_WINDOW_OPS and call.args:
-            t = type_of(call.args[0])
-            if isinstance(t, TileType) and t.memory in (None, MemorySpace.Acc):
+            value: object
+            if type(s) is AssignStmt:
+                if is_nd_tile(s.var.type):
+                    return False
+                value = s.value
+            elif type(s) is EvalStmt:
+                value = s.expr
+            else:
+                if isinstance(s, ForStmt | WhileStmt) and any(is_nd_tile(ia.var.type) for ia in s.iter_args):
+                    return False
+                if isinstance(s, ForStmt | WhileStmt | IfStmt) and any(
+                    is_nd_tile(v.type) for v in s.return_vars
+                ):
+                    return False
+                continue
+            if (
+                type(value) is Call
+                and not value.is_function
+                and value.op.startswith("tile.")
+                and _acted_on(value)
+            ):
                 return False
     return True
 
 
+def _acted_on(call: Call) -> bool:
+    """Whether some rule acts on this 2-D-looking tile op."""
+    op = call.op
+    if op in BMM_OPS or is_nd_tile(call.type) or any(is_nd_tile(type_of(a)) for a in call.args):
+        return True
+    if op == "tile.store" and len(call.args) > 2:
+        dst = type_of(call.args[2])
+        return isinstance(dst, TensorType) and dst.rank > 2
+    if op == "tile.transpose":
+        return len(call.args) == 3
+    if op in _ACC_WINDOW_OPS and call.args:
+        t = type_of(call.args[0])
+        return isinstance(t, TileType) and t.memory in (None, MemorySpace.Acc)
+    return False
+
+
 def retouch(fn: Function) -> Function:
     """What the lowering does to a function whose every plan is `Keep`: statements the reference re-creates
-    lose their attrs (B-040, B-090). The same object when nothing changes."""
+    lose their attrs (B-040, B-090), and take the MemRef an in-place op's deduction states. The same object when
+    nothing changes, as when no tile op has attrs to lose (a load keeps its own) and none reads a tile that binds
+    a MemRef: then the lowering is not run at all."""
+    if not any(
+        (call.attrs and call.op != "tile.load") or any(t.memref for t in tile_operand_types(call.args))
+        for _, call in walk_calls(fn.body)
+        if call.op.startswith("tile.")
+    ):
+        return fn
     lowerer = Lowerer(fn, Encoding(), {})
     out = lowerer.run()
     return out if lowerer.rewrote else fn
