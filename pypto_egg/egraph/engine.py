@@ -30,6 +30,7 @@ from .resident import (
     forked_since_import,
     ready_rules,
     resident_rules,
+    smallest_ready,
 )
 from .rule_index import Stage, parse_schedule
 from .rules import (
@@ -51,6 +52,27 @@ class Limits:
     max_iterations: int = 1000  # per stage
     max_enodes: int = 5_000_000
     timeout_s: float = 120.0
+
+
+@dataclass(frozen=True)
+class RuleSetKey:
+    """What a pruned resident rule set is kept under: the rule files it was cut from, the rules it kept and the
+    fact relations it reads."""
+
+    source: tuple[tuple[str, str], ...]  # (path, text) of each file
+    rules: frozenset[str] | None
+    facts: frozenset[str] | None
+
+    def fits_within(self, other: object) -> int | None:
+        """How many rules `other` holds, when it is the key of a set that holds every rule and fact relation of
+        this one (and so every table they name); None when it is not."""
+        if not isinstance(other, RuleSetKey) or other.source != self.source:
+            return None
+        if other.rules is None or other.facts is None or self.rules is None or self.facts is None:
+            return None
+        if self.rules <= other.rules and self.facts <= other.facts:
+            return len(other.rules)
+        return None
 
 
 @dataclass
@@ -141,21 +163,21 @@ class EGraphRun:
     def _attach(self, reuse_rules: bool) -> Path:
         """Take one of the owner thread's resident e-graphs, or load the live rules into one of this run's own; the
         folder its fact files are read from. The resident e-graph of exactly the live rules is the cheapest to
-        run; until it is loaded (in the background, between programs) the one of every rule serves."""
+        run; until it is loaded (in the background, between programs) the smallest loaded one that holds them
+        serves (another kind's, whose rules and fact relations include these: a plan runs only the live rules,
+        and a table costs the run, the reading and the reset a little each), else the one of every rule."""
         check_not_forked_after_use()
         self._shared: ResidentRules | None = None
         self._declared: set[str] = set()
         shared = None
         if reuse_rules and not forked_since_import():
             relevance = self.relevance
-            key = (
-                tuple((str(rf.path), rf.text) for rf in relevance.source),
-                relevance.rules,
-                relevance.facts,
+            key = RuleSetKey(
+                tuple((str(rf.path), rf.text) for rf in relevance.source), relevance.rules, relevance.facts
             )
             shared = ready_rules(key, lambda: relevance.files, load_slices)
             if shared is None or shared.in_use:
-                shared = resident_rules(self.rule_files, load_slices)
+                shared = smallest_ready(key.fits_within) or resident_rules(self.rule_files, load_slices)
         if shared is not None and not shared.in_use:  # (re-entrant use builds its own)
             self._shared = shared
             self.egraph = shared.egraph

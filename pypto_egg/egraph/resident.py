@@ -153,7 +153,7 @@ class ResidentRules:
         own = registry()
         own.after(self.clean)
         self.served += 1
-        if self.served == _RECYCLE and self.key is not None:
+        if self.served >= _RECYCLE and self.key is not None and self.key not in own.renewals:
             own.renew(self)
 
     def clean(self) -> None:
@@ -487,6 +487,25 @@ def ready_rules(
             own.background.remove(loaded)
         loaded.finish()
     return loaded
+
+
+def smallest_ready(size_within: Callable[[Hashable], int | None]) -> ResidentRules | None:
+    """Of the loaded, idle sets, the one whose key `size_within` sizes smallest (None: that set does not serve)."""
+    own = _owner_here()
+    best: tuple[int, Hashable] | None = None
+    for key, rr in own.rules.items():
+        if not rr.ready or rr.in_use or rr.broken:
+            continue
+        size = size_within(key)
+        if size is not None and (best is None or size < best[0]):
+            best = (size, key)
+    if best is None:
+        return None
+    found = own.current(best[1])  # (a fresh copy may take its place, see `_Registry.renew`)
+    if found is None or not found.ready or found.in_use or found.broken:
+        return None
+    own.rules[best[1]] = own.rules.pop(best[1])  # most recently used last
+    return found
 
 
 def _key(rule_files: Sequence[RuleFile]) -> tuple[tuple[str, str], ...]:
