@@ -31,6 +31,24 @@ BMM_OPS = ("tile.batch_matmul", "tile.batch_matmul_acc")
 _ROW_FORMATS = {n: "\t".join(["%s"] * n) + "\n" for n in set(RELATIONS.values())}  # arity -> one row
 
 
+def non_contiguous(valid: tuple[int, ...], dims: tuple[int, ...]) -> bool:
+    """Whether a valid box is not row-major contiguous over dims (B-042, B-012d): past the leading axes of 1, the
+    first other axis is the boundary and every axis after it but the last must be whole. Ranks that differ count
+    as contiguous."""
+    if len(valid) != len(dims):
+        return False
+    lead = 0
+    while lead < len(valid) - 1 and valid[lead] == 1:
+        lead += 1
+    return any(valid[j] != dims[j] for j in range(lead + 1, len(valid) - 1))
+
+
+def overflows(tile: tuple[int, ...], tensor: tuple[int, ...]) -> bool:
+    """Whether some dim of a tile exceeds the tensor's it lands on, the two right-aligned (B-053: a tile's leading
+    axes the tensor lacks are padding and never overflow)."""
+    return any(x > y for x, y in zip(reversed(tile), reversed(tensor)))
+
+
 def _pages_at_most(shape: tuple[Expr, ...], fractal_rows: int) -> int:
     """How many pages a tile of this shape can be cut into: its batch product when N-D, its rows over the
     fractal height when 2-D (a row window); 0 when a dim that counts is dynamic."""
@@ -86,6 +104,12 @@ class Encoding:
     _lists: dict[tuple[int, ...], int] = field(default_factory=lambda: {(): 0})
     _opnds: dict[tuple[Any, ...], int] = field(default_factory=lambda: {(): 0})
     _static_lists: dict[tuple[int, ...], int] = field(default_factory=dict)
+    _static_ids: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = field(
+        default_factory=dict
+    )  # values, dim ids
+    _compared: set[tuple[str, int, int]] = field(
+        default_factory=set
+    )  # the ContigRow / OverflowRow pairs written
     _listed: set[int] = field(default_factory=set)  # the lists whose ListRow is written
 
     # ------------------------------------------------------------ dims
@@ -144,6 +168,7 @@ class Encoding:
             if found is None:
                 ids = tuple(self.dim(d) for d in items)
                 found = self._static_lists[key] = self._measured(self._list(ids), ids, key)
+                self._static_ids[found] = (key, ids)
             return found
         ids = tuple(self.dim(d) for d in items)
         return self._measured(self._list(ids), ids, None)
@@ -165,6 +190,24 @@ class Encoding:
         self.rows["ListRow"].append((i, n, ids[-1], init, rev, lead, prod))
         self._measured(rev, ids[::-1], values[::-1] if values is not None else None)
         return i
+
+    def contiguity(self, valid: int, dims: int) -> None:
+        """Of two static lists, whether the valid box is row-major contiguous over the dims (B-042): the rules scan
+        them an axis an iteration otherwise (contiguity.egg), to the same answer."""
+        v, d = self._static_ids.get(valid), self._static_ids.get(dims)
+        if v is not None and d is not None and ("c", valid, dims) not in self._compared:
+            self._compared.add(("c", valid, dims))
+            self.rows["ContigRow"].append((valid, dims, int(non_contiguous(v[0], d[0]))))
+
+    def overflow(self, tile: int, tensor: int) -> None:
+        """Of two static lists, whether some dim of the tile exceeds the tensor's it lands on, right-aligned (B-053),
+        stated of the lists reversed, which store.egg asks about."""
+        t, d = self._static_ids.get(tile), self._static_ids.get(tensor)
+        if t is None or d is None or ("o", tile, tensor) in self._compared:
+            return
+        self._compared.add(("o", tile, tensor))
+        flag = int(overflows(t[0], d[0]))
+        self.rows["OverflowRow"].append((self._list(t[1][::-1]), self._list(d[1][::-1]), flag))
 
     def _list(self, ids: tuple[int, ...]) -> int:
         if ids in self._lists:  # the empty list is id 0 of every encoding (rules/encode.egg states it)
@@ -232,8 +275,11 @@ class Encoding:
             tile = type_of(args[0])
             dst = type_of(args[2])
             assert isinstance(tile, TileType) and isinstance(dst, TensorType)
-            self.rows["StoreRow"].append((sid, self.dims(tile.valid_shape), self.dims(tile.shape),
-                                          self.dims(dst.shape), self.dims(tuple_items(args[1]))))  # fmt: skip
+            tv, dst_dims = self.dims(tile.valid_shape), self.dims(dst.shape)
+            self.rows["StoreRow"].append(
+                (sid, tv, self.dims(tile.shape), dst_dims, self.dims(tuple_items(args[1])))
+            )
+            self.overflow(tv, dst_dims)
             if len(args) > 3 and isinstance(args[3], MakeTuple):
                 self.rows["StoreGivenRow"].append((sid, self.dims(args[3].elements)))
         elif op in ("tile.create", "tile.full") and isinstance(result, TileType):
@@ -241,8 +287,9 @@ class Encoding:
         elif op == "tile.assemble" and len(args) == 3 and isinstance(args[2], MakeTuple):
             target, source = type_of(args[0]), type_of(args[1])
             if isinstance(target, TileType) and isinstance(source, TileType):
-                self.rows["AssembleRow"].append((sid, self.dims(target.shape), self.dims(source.shape),
-                                                 self.dims(args[2].elements)))  # fmt: skip
+                t, src = self.dims(target.shape), self.dims(source.shape)
+                self.rows["AssembleRow"].append((sid, t, src, self.dims(args[2].elements)))
+                self.contiguity(src, t)
             else:
                 self.generic(sid, call, result)
         elif (
@@ -268,10 +315,12 @@ class Encoding:
         view = result.view
         blayout = view.blayout.value if view is not None and view.blayout is not None else "implicit"
         slayout = view.slayout.value if view is not None and view.slayout is not None else "implicit"
+        src_dims, valid = self.dims(src.shape), self.dims(tuple_items(window_valid))
         self.rows["LoadRow"].append((
-            sid, self.dims(result.shape), self.dims(result.valid_shape), mem, blayout, slayout, src.layout.value, self.dims(src.shape), self.dims(tuple_items(call.args[1])),
-            self.dims(tuple_items(call.args[2])), self.dims(tuple_items(window_valid)), self.dims(src_valid),
+            sid, self.dims(result.shape), self.dims(result.valid_shape), mem, blayout, slayout, src.layout.value, src_dims, self.dims(tuple_items(call.args[1])),
+            self.dims(tuple_items(call.args[2])), valid, self.dims(src_valid),
         ))  # fmt: skip
+        self.contiguity(valid, src_dims)
 
     def transpose(self, sid: int, call: Call) -> None:
         src = type_of(call.args[0])

@@ -1,0 +1,95 @@
+"""What the encoder states of two static lists (ContigRow, OverflowRow) is what the rules' walks work out of the
+same lists (B-042, B-053): the walks still run for lists the encoder does not state, and both must agree."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import egglog.bindings as eb
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pypto_egg.language as pl
+from pypto_egg.egraph import EGraphRun, shipped_rule_files
+from pypto_egg.egraph.encode import non_contiguous, overflows
+from pypto_egg.egraph.engine import load_rules
+from pypto_egg.egraph.rules import run_text
+from pypto_egg.errors import RuleError
+
+WALK = "(run-schedule (saturate (run queries)) (saturate (run arith) (run shape)) (saturate (run contiguity) (run overflow)))"
+
+
+@pytest.fixture(scope="module")
+def egraph() -> Iterator[eb.EGraph]:
+    g = eb.EGraph()
+    load_rules(g, shipped_rule_files())
+    yield g
+
+
+def dims(values: list[int]) -> str:
+    out = "(DNil)"
+    for v in reversed(values):
+        out = f"(DCons (DC {v}) {out})"
+    return out
+
+
+def walked(egraph: eb.EGraph, query: str, function: str, a: list[int], b: list[int]) -> bool:
+    """The function's value the rules' walk gives for the two lists (asked as `query`)."""
+    run_text(egraph, "(push)", "<test>")
+    try:
+        # (the constants 0 and 1 that negative guards compare against: every encoding states them)
+        asked = f"({query} {dims(a)} {dims(b)}) (LenQuery {dims(a)}) (LenQuery {dims(b)}) (DC 0) (DC 1)"
+        run_text(egraph, f"{asked} {WALK}", "<test>")
+        for value in ("true", "false"):
+            try:
+                run_text(egraph, f"(check (= ({function} {dims(a)} {dims(b)}) {value}))", "<test>")
+                return value == "true"
+            except RuleError:
+                continue
+        raise AssertionError(f"the walk left {function} of {a} and {b} unknown")
+    finally:
+        run_text(egraph, "(pop)", "<test>")
+
+
+small = st.lists(st.integers(1, 4), min_size=1, max_size=4)
+
+
+@settings(max_examples=40, deadline=None)
+@given(valid=small, whole=small)
+def test_the_encoder_states_the_contiguity_the_walk_finds(egraph, valid, whole):
+    # a box inside dims, or of another rank
+    box = [max(v, w) for v, w in zip(valid, whole)] + whole[len(valid) :]
+    expected = non_contiguous(tuple(valid), tuple(box))
+    assert expected == walked(egraph, "ContigQuery", "NonContig", valid, box)
+
+
+@settings(max_examples=40, deadline=None)
+@given(tile=small, tensor=small)
+def test_the_encoder_states_the_overflow_the_walk_finds(egraph, tile, tensor):
+    expected = overflows(tuple(tile), tuple(tensor))
+    assert expected == walked(egraph, "OverflowQuery", "Overflows", tile[::-1], tensor[::-1])
+
+
+def test_static_lists_are_stated_and_dynamic_ones_walked():
+    src = """
+import pypto_egg.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, x: pl.Tensor[[4, 6, 8], pl.FP32], out: pl.Out[pl.Tensor[[4, 6, 8], pl.FP32]], n: pl.Scalar[pl.INDEX]
+             ) -> pl.Tensor[[4, 6, 8], pl.FP32]:
+        a = pl.load(x, [0, 0, 0], [2, 6, 8])
+        b = pl.load(x, [0, 0, 0], [2, 6, 8], valid_shapes=[2, n, 8])
+        c = pl.tile.add(a, b)
+        out = pl.store(c, [0, 0, 0], out)
+        return out
+"""
+    program = pl.parse(src)
+    with EGraphRun(program, "main", "Ascend910B") as eg:
+        assert len(eg.encoding.rows["ContigRow"]) == 1 and len(eg.encoding.rows["OverflowRow"]) == 1
+        fired = eg.saturate().rules_fired
+    assert fired.get("build-contiguous") == 1 and fired.get("build-fits") == 1
+    assert fired.get("contig-start") == 1  # the load of a dynamic valid box: walked
+    assert "overflow-start" not in fired
