@@ -79,19 +79,22 @@ class TermDecoder:
         if not isinstance(t, Term):
             raise InternalError(f"expected a dimension term, got {t!r}")
         if t.op == "DC":
-            value = as_int(t.args[0])
-            key = (value, id(span))
-            hit = self._consts.get(key)
-            if hit is not None and hit[0] is span:
-                return hit[1]
-            const = ConstInt(value, span=span)
-            self._consts[key] = (span, const)
-            return const
+            return self.const(as_int(t.args[0]), span)
         if t.op == "DSym":
             return self.enc.symbols[str(t.args[0])]
         if t.op in _DIM_OPS:
             return BinOp(_DIM_OPS[t.op], self.dim(t.args[0], span), self.dim(t.args[1], span), span)
         raise InternalError(f"cannot decode dimension term {t}")
+
+    def const(self, value: int, span: Span | None = None) -> ConstInt:
+        """The constant `value` at `span`, one object per value and span."""
+        key = (value, id(span))
+        hit = self._consts.get(key)
+        if hit is not None and hit[0] is span:
+            return hit[1]
+        const = ConstInt(value, span=span)
+        self._consts[key] = (span, const)
+        return const
 
     def dims(self, t: Term | Any, span: Span | None = None) -> tuple[Expr, ...]:
         key = (id(t), id(span))
@@ -521,20 +524,17 @@ class Lowerer:
         )
         page_call = PageCalls(span)  # every page is the same [A, B] box at another offset
         box = int_tuple(a, b, span=span)
+        const = self.decode.const
+        zero, one = const(0, span), const(1, span)
         for i, in_row, out_row in pages:
-            at = int_tuple(in_row, 0, span=span)
+            at = MakeTuple((const(in_row, span), zero), span)
             page = self.emit(f"trans_page_{i}", page_call("page", "tile.slice", (x, box, at)), s.span, out)
             tmp = self.emit(f"trans_tmp_{i}", page_call("tmp", "tile.slice", (pool, box, at)), s.span, out)
-            axes = (ConstInt(0, span=span), ConstInt(1, span=span))
             tr = self.emit(
-                f"trans_{i}", page_call("trans", "tile.transpose", (page, *axes, tmp)), s.span, out
+                f"trans_{i}", page_call("trans", "tile.transpose", (page, zero, one, tmp)), s.span, out
             )
-            acc = self.emit(
-                name,
-                page_call("out", "tile.assemble", (acc, tr, int_tuple(out_row, 0, span=span))),
-                s.span,
-                out,
-            )
+            to = MakeTuple((const(out_row, span), zero), span)
+            acc = self.emit(name, page_call("out", "tile.assemble", (acc, tr, to)), s.span, out)
         if isinstance(s, AssignStmt):
             ctx[s.var.uid] = acc
 

@@ -168,6 +168,11 @@ class _BmmPages:
         self.store_args: list[Expr] = []
         self.last: Expr | None = None
 
+    def pair(self, a: int, b: int) -> MakeTuple:
+        """(a, b) as a tuple literal at the statement's span (a value's constant is one object for every page)."""
+        const, span = self.low.decode.const, self.span
+        return MakeTuple((const(a, span), const(b, span)), span)
+
     def emit(self, name: str, value: Call) -> Var:
         """`Lowerer.emit` at the statement's span, in one call (a batch of 1,024 pages makes some 5,000)."""
         span = self.s.span
@@ -212,9 +217,9 @@ class _BmmPages:
                 self.last = self.low.bind(self.s, value, self.ctx, self.out)
             elif mode in ("packed-producer", "acc-cols"):
                 cond: Expr | None = ConstBool(True, span) if mode == "packed-producer" else self.init
-                self.accumulate(i, int_tuple(0, self.col_at[i], span=span), lp, rp, cond)  # B-139
+                self.accumulate(i, self.pair(0, self.col_at[i]), lp, rp, cond)  # B-139
             elif mode == "acc-rows":
-                self.accumulate(i, int_tuple(self.row_at[i], 0, span=span), lp, rp, self.init)
+                self.accumulate(i, self.pair(self.row_at[i], 0), lp, rp, self.init)
             else:
                 self.matmul_page(i, lp, rp)
         s, acc = self.s, self.acc
@@ -232,12 +237,12 @@ class _BmmPages:
         label, span, call = ("lhs" if side == 0 else "rhs"), self.span, self.call
         if self.routes[side] != 0:
             row, col, r, c = (as_int(x) for x in self.slices[(i, side)])
-            sliced = (operand, int_tuple(r, c, span=span), int_tuple(row, col, span=span))
+            sliced = (operand, self.pair(r, c), self.pair(row, col))
             return self.emit(f"{label}_slice_{b}", self.page_call(f"{label}-slice", "tile.slice", sliced))
         at = self.static_at.get((i, side))
         if at is not None:  # a static window, in integers
             view_shape, x, y = self.reload_sides[side]
-            pos: MakeTuple = int_tuple(as_int(at[0]), as_int(at[1]), span=span)
+            pos: MakeTuple = self.pair(as_int(at[0]), as_int(at[1]))
         else:
             view_shape, pos_term, x, y = self.reloads[(i, side)]
             pos = self.low.tuple_of(pos_term, call)
@@ -264,7 +269,7 @@ class _BmmPages:
     def accumulate(self, i: int, offset: MakeTuple, lp: Var, rp: Var, cond: Expr | None) -> None:
         """A window of the accumulator at `offset`, its matmul_acc, and its writeback at the same offset."""
         assert self.acc is not None
-        extent = int_tuple(self.m, self.n, span=self.span)
+        extent = self.pair(self.m, self.n)
         win = self.emit(
             f"acc_page_{i}", self.page_call("acc-window", "tile.slice", (self.acc, extent, offset))
         )
@@ -286,7 +291,7 @@ class _BmmPages:
             res = self.emit(f"matmul_cast_{i}", cast)
         if self.mode == "general":
             assert self.acc is not None
-            at = int_tuple(self.row_at[i], 0, span=self.span)
+            at = self.pair(self.row_at[i], 0)
             self.acc = self.emit(self.name, self.page_call("assemble", "tile.assemble", (self.acc, res, at)))
             return
         store = self.info.store

@@ -239,4 +239,4 @@ Type = Union[ScalarType, TensorType, TileType, TupleType, OpaqueType]
 
 
 def is_nd_tile(t: object) -> bool:
-    return isinstance(t, TileType) and t.rank > 2
+    return type(t) is TileType and len(t.shape) > 2  # (by exact class: the IR's types have no subclasses)

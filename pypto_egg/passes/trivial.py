@@ -54,7 +54,7 @@ def nothing_to_flatten(fn: Function) -> bool:
 def _acted_on(call: Call) -> bool:
     """Whether some rule acts on this 2-D-looking tile op."""
     op = call.op
-    if op in BMM_OPS or is_nd_tile(call.type) or any(is_nd_tile(type_of(a)) for a in call.args):
+    if op in BMM_OPS or is_nd_tile(call.type) or any(is_nd_tile(t) for t in tile_operand_types(call.args)):
         return True
     if op == "tile.store" and len(call.args) > 2:
         dst = type_of(call.args[2])

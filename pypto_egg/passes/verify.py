@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import VerificationError
-from ..ir.expr import MakeTuple, tile_operand_types
+from ..ir.expr import Call, MakeTuple, TupleGetItem, Var, type_of
 from ..ir.span import Span
 from ..ir.stmt import AssignStmt, Program
 from ..ir.types import TileType
@@ -38,27 +38,35 @@ def tile_ops_2d_diagnostics(program: Program) -> list[Diagnostic]:
 
         for stmt, call in walk_calls(fn.body):
             op = call.op
-            if not op.startswith("tile.") or op in _EXEMPT:
+            if op in _EXEMPT or not op.startswith("tile."):
                 continue
-            span = stmt.span or call.span
             result = stmt.var.type if type(stmt) is AssignStmt else call.type
             if type(result) is TileType and len(result.shape) > 2:
                 report(f"Tile op '{op}' in InCore function '{fn.name}' produces >2D tile (should have been "
-                       f"flattened to 2D)", span)  # fmt: skip
+                       f"flattened to 2D)", stmt.span or call.span)  # fmt: skip
             if op == "tile.transpose" and len(call.args) != 4:
                 report(f"tile.transpose in InCore function '{fn.name}' has {len(call.args)} arguments (expected 4: "
-                       f"input, axis1, axis2, scratch after FlattenTileNdTo2D)", span)  # fmt: skip
+                       f"input, axis1, axis2, scratch after FlattenTileNdTo2D)", stmt.span or call.span)  # fmt: skip
             if op == "tile.assemble" and len(call.args) == 3:
                 offset = call.args[2]
                 if not isinstance(offset, MakeTuple):
                     report(f"tile.assemble in InCore function '{fn.name}' has a non-literal offset (expected a "
-                           f"2-element (row, col) tuple after FlattenTileNdTo2D)", span)  # fmt: skip
+                           f"2-element (row, col) tuple after FlattenTileNdTo2D)", stmt.span or call.span)  # fmt: skip
                 elif len(offset.elements) != 2:
                     report(f"tile.assemble in InCore function '{fn.name}' has a rank-{len(offset.elements)} offset "
-                           f"(expected 2: row, col after FlattenTileNdTo2D)", span)  # fmt: skip
-            if any([len(t.shape) > 2 for t in tile_operand_types(call.args)]):
-                report(f"Tile op '{op}' in InCore function '{fn.name}' has >2D tile argument (should have been "
-                       f"flattened to 2D)", span)  # fmt: skip
+                           f"(expected 2: row, col after FlattenTileNdTo2D)", stmt.span or call.span)  # fmt: skip
+            # the operands' tile types, read in place (tile_operand_types would build a list for every call)
+            for a in call.args:
+                if type(a) is Var or type(a) is Call:
+                    at = a.type
+                elif type(a) is TupleGetItem:
+                    at = type_of(a)
+                else:
+                    continue
+                if type(at) is TileType and len(at.shape) > 2:
+                    report(f"Tile op '{op}' in InCore function '{fn.name}' has >2D tile argument (should have been "
+                           f"flattened to 2D)", stmt.span or call.span)  # fmt: skip
+                    break
     return out
 
 
