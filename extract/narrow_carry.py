@@ -79,9 +79,13 @@ Decide = Callable[[Sequence[CarryFacts]], Sequence[Reseed | None]]
 
 def narrow_acc_carries(fn: Function, decide: Decide) -> Function:
     """The function with every carry the rules re-seed re-seeded (the same object when none is)."""
-    stmts = [s for block in blocks(fn.body) for s in block]
-    if not any(isinstance(s, ForStmt | WhileStmt) and s.iter_args for s in stmts):
+    if not any(
+        (type(s) is ForStmt or type(s) is WhileStmt) and s.iter_args
+        for block in blocks(fn.body)
+        for s in block
+    ):
         return fn  # no loop carries anything
+    stmts = [s for block in blocks(fn.body) for s in block]
     creates = {
         s.var.uid
         for s in stmts

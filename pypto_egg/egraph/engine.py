@@ -444,11 +444,12 @@ class EGraphRun:
     def facts(self, relation: str) -> list[tuple[Term | int | float | str | bool | None, ...]]:
         """The rows of a relation, e-class columns replaced by their extracted terms (read once per relation)."""
         if relation not in self._facts:
-            term = self.extraction().term
-            self._facts[relation] = [
-                tuple([term(a) if type(a) is ClassId else a for a in row])
-                for row in self.view().relations.get(relation, [])
-            ]
+            rows = self.view().relations.get(relation, [])
+            # a column holds e-classes in every row or in none (its sort says which): the first row tells
+            if rows and any(type(a) is ClassId for a in rows[0]):
+                term = self.extraction().term
+                rows = [tuple([term(a) if type(a) is ClassId else a for a in row]) for row in rows]
+            self._facts[relation] = rows
         return self._facts[relation]
 
 
