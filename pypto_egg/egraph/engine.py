@@ -276,9 +276,12 @@ class EGraphRun:
         """Declare the rulesets of the plan's steps this e-graph does not hold yet."""
         plan = self._plan()
         held = self._shared.declared if self._shared is not None else self._declared
-        new = [name for name in plan.declarations if name not in held]
+        wanted = (
+            {**plan.declarations, **plan.whole_declarations} if self.check_schedule else plan.declarations
+        )
+        new = [name for name in wanted if name not in held]
         if new:
-            run_text(self.egraph, "\n".join(plan.declarations[name] for name in new), "<steps>")
+            run_text(self.egraph, "\n".join(wanted[name] for name in new), "<steps>")
             held.update(new)
 
     @staticmethod

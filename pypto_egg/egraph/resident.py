@@ -16,6 +16,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
+import functools
 import os
 import queue
 import tempfile
@@ -71,12 +72,15 @@ class ResidentRules:
     Loading runs slice by slice (`advance`), so that the owner thread can load a set in the background between
     programs, or all at once (`finish`)."""
 
-    def __init__(self, rule_files: list[RuleFile], load: Loader | None = None) -> None:
-        self.rule_files = tuple(rule_files)
+    def __init__(
+        self, rule_files: Sequence[RuleFile] | Callable[[], Sequence[RuleFile]], load: Loader | None = None
+    ) -> None:
+        """`rule_files`: the files, or what writes them out when loading starts (a pruned set's text takes a few
+        milliseconds to write, which a set asked for once and never loaded need not pay)."""
+        self._files = rule_files
         self.load = load
         self.facts_dir = tempfile.TemporaryDirectory(prefix="pypto-egg-facts-", dir=facts_root())
         self.egraph = eb.EGraph(fact_directory=self.facts_dir.name)
-        self.resets = all(rf.path.parent == rules_dir() for rf in rule_files)
         self._restore = ""
         self.ready = False  # loaded whole
         self.in_use = False
@@ -89,6 +93,16 @@ class ResidentRules:
         self.served = 0  # programs run on it
         self.asked = 0  # programs that asked for it before it was loaded
         self._slices: Generator[None, None, None] | None = self._loading()
+
+    @functools.cached_property
+    def rule_files(self) -> tuple[RuleFile, ...]:
+        files = self._files
+        return tuple(files() if callable(files) else files)
+
+    @functools.cached_property
+    def resets(self) -> bool:
+        """Shipped files are reset by the reset ruleset; a user's file takes push and pop."""
+        return all(rf.path.parent == rules_dir() for rf in self.rule_files)
 
     def _loading(self) -> Generator[None, None, None]:
         if self.load is not None:
@@ -475,7 +489,7 @@ def ready_rules(
         loaded = None
     if loaded is None:
         own.evict()
-        own.rules[key] = loaded = ResidentRules(list(rule_files()), load)
+        own.rules[key] = loaded = ResidentRules(rule_files, load)
         loaded.key = key
         own.load_later(loaded)
     own.rules[key] = own.rules.pop(key)  # most recently used last

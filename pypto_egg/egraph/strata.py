@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .rule_index import IndexedRule, RuleIndex, Stage, keyword, rule_index
 from .rules import OWN_RULESET, RuleFile, SExp, rules_dir
@@ -62,8 +62,9 @@ class StagePlan:
     many plans)."""
 
     stages: tuple[tuple[Step, ...], ...]
-    declarations: dict[str, str]  # ruleset -> the command declaring it
+    declarations: dict[str, str]  # ruleset -> the command declaring it (the steps')
     whole: tuple[str, ...] = ()  # per stage, a ruleset of all its planned rules (to check the fixpoint with)
+    whole_declarations: dict[str, str] = field(default_factory=dict)  # (declared only to check the fixpoint)
 
 
 def signatures(index: RuleIndex) -> dict[str, Signature]:
@@ -288,21 +289,13 @@ def stage_plan(
 ) -> StagePlan:
     """The steps of every stage over the shipped rules of these files (`live` ones only, when given; rules of a
     user's file run by the engine itself), with the declarations of the rulesets they run as."""
-    index = rule_index(files)
     flows_of = flows(files)
-    shipped = {i for i, rf in enumerate(files) if rf.path.parent == rules_dir()}
     declarations: dict[str, str] = {}
+    whole_declarations: dict[str, str] = {}
     planned = []
     whole = []
     for stage in stages:
-        rules = [
-            r.name
-            for r in index.rules
-            if r.file in shipped
-            and r.ruleset in stage.rulesets
-            and r.ruleset
-            and (live is None or r.name in live)
-        ]
+        rules = [r for r in stage_rules(files, stage) if live is None or r in live]
         named = []
         for step in steps(flows_of, rules):
             if len(step.rules) == 1:
@@ -316,27 +309,38 @@ def stage_plan(
         members = " ".join(OWN_RULESET + r for r in rules)
         name = "stage__" + hashlib.blake2s(members.encode(), digest_size=8).hexdigest()
         if rules:
-            declarations[name] = f"(unstable-combined-ruleset {name} {members})"
+            whole_declarations[name] = f"(unstable-combined-ruleset {name} {members})"
         whole.append(name if rules else "")
-    return StagePlan(tuple(planned), declarations, tuple(whole))
+    return StagePlan(tuple(planned), declarations, tuple(whole), whole_declarations)
+
+
+@functools.lru_cache(maxsize=64)
+def stage_rules(files: tuple[RuleFile, ...], stage: Stage) -> tuple[str, ...]:
+    """The shipped rules of a stage's rulesets, in file order (every plan of these files filters them)."""
+    index = rule_index(files)
+    shipped = {i for i, rf in enumerate(files) if rf.path.parent == rules_dir()}
+    return tuple(
+        r.name for r in index.rules if r.file in shipped and r.ruleset and r.ruleset in stage.rulesets
+    )
 
 
 def steps(flows_of: dict[str, Flow], rules: Sequence[str]) -> list[Step]:
     """The steps that run these rules (one stage's) to their fixpoint: groups that feed each other, layer by
     layer in the order of the flow between them."""
     order = {r: i for i, r in enumerate(rules)}
-    readers: dict[str, list[str]] = {}
-    noticers: dict[str, list[str]] = {}
+    readers: dict[str, set[str]] = {}
+    noticers: dict[str, set[str]] = {}
     for v in rules:
         for t in flows_of[v].reads:
-            readers.setdefault(t, []).append(v)
+            readers.setdefault(t, set()).add(v)
         for sort in flows_of[v].notices:
-            noticers.setdefault(sort, []).append(v)
+            noticers.setdefault(sort, set()).add(v)
     feeds: dict[str, list[str]] = {}
+    none: frozenset[str] = frozenset()
     for u in rules:
         fu = flows_of[u]
-        fed = {v for t in fu.writes for v in readers.get(t, ())}
-        fed.update(v for sort in fu.unions for v in noticers.get(sort, ()))
+        fed: set[str] = set().union(*[readers.get(t, none) for t in fu.writes])
+        fed.update(*[noticers.get(sort, none) for sort in fu.unions])
         feeds[u] = sorted(fed, key=order.__getitem__)
     groups = _components(list(rules), feeds)
     group_of = {r: i for i, g in enumerate(groups) for r in g}
