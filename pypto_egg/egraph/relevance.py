@@ -117,7 +117,24 @@ def _rules_someone_reads(index: RuleIndex, live: set[int], reads: frozenset[str]
     """The live rules whose actions write a table someone reads: the relations and functions the host `reads`,
     the constructors of the sorts a plan's term holds, and, as a least fixpoint, the tables the queries of the
     rules so kept name."""
-    declared = index.declarations
+    needed = set(_plan_constructors(index.files)) | set(reads)
+    kept: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for i in sorted(live - kept):
+            rule = index.rules[i]
+            if not rule.writes or rule.writes & needed:
+                kept.add(i)
+                needed |= rule.reads
+                changed = True
+    return kept
+
+
+@functools.lru_cache(maxsize=8)
+def _plan_constructors(files: tuple[RuleFile, ...]) -> frozenset[str]:
+    """The constructors of the sorts a plan's term can hold (the host reads every one of them)."""
+    declared = rule_index(files).declarations
     sort_of: dict[str, str] = dict(declared.variants)  # constructor -> its sort
     arguments: dict[str, set[str]] = {}  # sort -> the sorts its constructors take
     for name, (_, form, _) in declared.decls.items():
@@ -136,18 +153,7 @@ def _rules_someone_reads(index: RuleIndex, live: set[int], reads: frozenset[str]
         if sort not in in_plans:
             in_plans.add(sort)
             todo.extend(arguments.get(sort, ()))
-    needed = {t for t in declared.tables if t in sort_of and sort_of[t] in in_plans} | set(reads)
-    kept: set[int] = set()
-    changed = True
-    while changed:
-        changed = False
-        for i in sorted(live - kept):
-            rule = index.rules[i]
-            if not rule.writes or rule.writes & needed:
-                kept.add(i)
-                needed |= rule.reads
-                changed = True
-    return kept
+    return frozenset(t for t in declared.tables if t in sort_of and sort_of[t] in in_plans)
 
 
 def _unused_declarations(

@@ -83,11 +83,11 @@ class IndexedRule:
         """Every symbol of the form."""
         return frozenset(symbols(self.form.tree))
 
-    @property
+    @functools.cached_property
     def reads(self) -> frozenset[str]:
         return frozenset().union(*(r for r, _ in self.directions))
 
-    @property
+    @functools.cached_property
     def writes(self) -> frozenset[str]:
         return frozenset().union(*(w for _, w in self.directions))
 
