@@ -4,6 +4,7 @@ stores. These read the dimensions' values (ir.expr), so they sit above both the 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from .expr import exprs_equal, static_int
 from .types import CompactMode, DataType, MemorySpace, MemRef, PadValue, Shape, TileLayout, TileType, TileView
@@ -36,18 +37,18 @@ def tile_nbytes(t: TileType) -> int | None:
 def implicit_layouts(shape: Shape, memory: MemorySpace | None) -> tuple[TileLayout, TileLayout, int]:
     """(blayout, slayout, fractal) a tile of this shape gets in this space when it has no view: a column
     vector [N, 1] (N > 1) is col_major, and each on-chip matrix space has its box layout."""
-    column = len(shape) == 2 and static_int(shape[1]) == 1 and (static_int(shape[0]) or 0) > 1
-    blayout = TileLayout.col_major if column else TileLayout.row_major
-    if memory in (MemorySpace.Mat, MemorySpace.Left):
+    if memory is MemorySpace.Mat or memory is MemorySpace.Left:
         return TileLayout.col_major, TileLayout.row_major, 512
     if memory is MemorySpace.Acc:
         return TileLayout.col_major, TileLayout.row_major, 1024
-    if memory is MemorySpace.Right:
-        return blayout, TileLayout.col_major, 512
     if memory is MemorySpace.LeftScale:
         return TileLayout.row_major, TileLayout.row_major, 32
     if memory is MemorySpace.RightScale:
         return TileLayout.col_major, TileLayout.col_major, 32
+    column = len(shape) == 2 and static_int(shape[1]) == 1 and (static_int(shape[0]) or 0) > 1
+    blayout = TileLayout.col_major if column else TileLayout.row_major
+    if memory is MemorySpace.Right:
+        return blayout, TileLayout.col_major, 512
     return blayout, TileLayout.none_box, 512
 
 
@@ -123,5 +124,12 @@ _NO_DATA = (None, None, None)
 
 def retile(t: TileType, **changes: object) -> TileType:
     """A copy of `t` with fields changed, re-canonicalising the view for the new shape and space."""
-    new = replace(t, **changes)  # type: ignore[arg-type]
-    return make_tile_type(new.shape, new.dtype, new.memory, new.view, new.memref)
+    fields: dict[str, Any] = {
+        "shape": t.shape,
+        "dtype": t.dtype,
+        "memory": t.memory,
+        "view": t.view,
+        "memref": t.memref,
+    }
+    fields.update(changes)  # (an unknown field is refused by make_tile_type)
+    return make_tile_type(**fields)

@@ -87,14 +87,15 @@ class FlattenTileNdTo2D:
             if not fn.type.is_incore:
                 out[i] = fn
                 continue
+            # a function with nothing to flatten has no N-D tile for a precondition to refuse
+            if self.skip_trivial and not self.extra_rules and nothing_to_flatten(fn):
+                out[i] = narrow_acc_carries(retouch(fn), carry_decider(self.backend))
+                continue
             try:
                 check_preconditions(fn)
             except PassError as e:  # the functions before it are rewritten (and may fail) first, in order
                 failed = e
                 break
-            if self.skip_trivial and not self.extra_rules and nothing_to_flatten(fn):
-                out[i] = narrow_acc_carries(retouch(fn), carry_decider(self.backend))
-                continue
             todo.append(i)
         for batch in _batches(program, todo):
             if batch:

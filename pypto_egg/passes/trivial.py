@@ -20,8 +20,9 @@ _ACC_WINDOW_OPS = ("tile.slice", "tile.assemble")  # accumulator row windows (§
 
 
 def nothing_to_flatten(fn: Function) -> bool:
-    """No tile of rank > 2, no store into a tensor of rank > 2 (its partition window), no batched matmul,
-    no 3-operand transpose (its scratch tile), and no window of an accumulator."""
+    """No tile of rank > 2 (not even as an operand or result of another op: then no precondition has anything
+    to check either), no store into a tensor of rank > 2 (its partition window), no batched matmul, no
+    3-operand transpose (its scratch tile), and no window of an accumulator."""
     if any(is_nd_tile(p.var.type) for p in fn.params):
         return False
     for block in blocks(fn.body):
@@ -41,13 +42,13 @@ def nothing_to_flatten(fn: Function) -> bool:
                 ):
                     return False
                 continue
-            if (
-                type(value) is Call
-                and not value.is_function
-                and value.op.startswith("tile.")
-                and _acted_on(value)
-            ):
-                return False
+            if type(value) is not Call or value.is_function:
+                continue
+            if value.op.startswith("tile."):
+                if _acted_on(value):
+                    return False
+            elif is_nd_tile(value.type) or any(is_nd_tile(t) for t in tile_operand_types(value.args)):
+                return False  # (an N-D tile the preconditions look at, B-010)
     return True
 
 
