@@ -8,7 +8,7 @@ pass before lowering.
 from __future__ import annotations
 
 from .. import diagnostics as diag
-from ..ir.expr import INT64_MAX, Call, ConstInt, MakeTuple, static_int, tile_operand_types, type_of
+from ..ir.expr import INT64_MAX, Call, ConstInt, MakeTuple, TupleGetItem, Var, static_int, type_of
 from ..ir.ops import REGISTRY, fmt_shape
 from ..ir.span import Span
 from ..ir.stmt import AssignStmt, Function
@@ -29,11 +29,25 @@ def check_merged_rows(op: str, t: TileType, var: str | None, span: Span | None) 
         merged *= dim
 
 
-def _nd_tile_types(call: Call, result: object) -> list[TileType]:
-    """The N-D tile types among a call's operands and result, operands first. Every precondition is about
-    an N-D tile, so a call without one is done at once."""
-    out = [t for t in tile_operand_types(call.args) if len(t.shape) > 2]
-    if isinstance(result, TileType) and len(result.shape) > 2:
+def _nd_tile_types(call: Call, result: object) -> list[TileType] | None:
+    """The N-D tile types among a call's operands and result, operands first (None: there are none). Every
+    precondition is about an N-D tile, so a call without one is done at once; the operands' types are read in
+    place (only variables, calls and tuple items can hold a tile)."""
+    out: list[TileType] | None = None
+    for a in call.args:
+        if type(a) is Var or type(a) is Call:
+            t = a.type
+        elif type(a) is TupleGetItem:
+            t = type_of(a)
+        else:
+            continue
+        if type(t) is TileType and len(t.shape) > 2:
+            if out is None:
+                out = []
+            out.append(t)
+    if type(result) is TileType and len(result.shape) > 2:
+        if out is None:
+            out = []
         out.append(result)
     return out
 
@@ -41,7 +55,7 @@ def _nd_tile_types(call: Call, result: object) -> list[TileType]:
 def check_preconditions(fn: Function) -> None:
     checked: set[int] = set()  # N-D tile types whose dims passed (variables share their type object)
     for stmt, call in walk_calls(fn.body):
-        nd = _nd_tile_types(call, stmt.var.type if isinstance(stmt, AssignStmt) else call.type)
+        nd = _nd_tile_types(call, stmt.var.type if type(stmt) is AssignStmt else call.type)
         if not nd:
             continue
         op = call.op
