@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -193,10 +194,11 @@ def type_of(e: Expr) -> Type:
     raise TypeError(f"not an expression: {e!r}")
 
 
-def tile_operand_types(args: tuple[Expr, ...]) -> list[_types.TileType]:
-    """The tile types among a call's operands: only variables, calls and tuple items can hold a tile (asking a
-    tuple literal or a constant for its type would only build a type to throw away)."""
-    out = []
+def tile_operand_types(args: tuple[Expr, ...], min_rank: int = 0) -> Sequence[_types.TileType]:
+    """The tile types (of rank `min_rank` or more) among a call's operands: only variables, calls and tuple
+    items can hold a tile (asking a tuple literal or a constant for its type would only build a type to throw
+    away). A call with none, the common case of the checks that walk every call, gets an empty tuple, no list."""
+    out: list[_types.TileType] | None = None
     tile = _types.TileType
     for a in args:
         if type(a) is Var or type(a) is Call:
@@ -205,9 +207,11 @@ def tile_operand_types(args: tuple[Expr, ...]) -> list[_types.TileType]:
             t = type_of(a)
         else:
             continue
-        if type(t) is tile:
+        if type(t) is tile and len(t.shape) >= min_rank:
+            if out is None:
+                out = []
             out.append(t)
-    return out
+    return () if out is None else out
 
 
 def exprs_equal(a: Expr, b: Expr) -> bool:

@@ -7,8 +7,10 @@ pass before lowering.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .. import diagnostics as diag
-from ..ir.expr import INT64_MAX, Call, ConstInt, MakeTuple, TupleGetItem, Var, static_int, type_of
+from ..ir.expr import INT64_MAX, Call, ConstInt, MakeTuple, static_int, tile_operand_types, type_of
 from ..ir.ops import REGISTRY, fmt_shape
 from ..ir.span import Span
 from ..ir.stmt import AssignStmt, Function
@@ -29,26 +31,12 @@ def check_merged_rows(op: str, t: TileType, var: str | None, span: Span | None) 
         merged *= dim
 
 
-def _nd_tile_types(call: Call, result: object) -> list[TileType] | None:
-    """The N-D tile types among a call's operands and result, operands first (None: there are none). Every
-    precondition is about an N-D tile, so a call without one is done at once; the operands' types are read in
-    place (only variables, calls and tuple items can hold a tile)."""
-    out: list[TileType] | None = None
-    for a in call.args:
-        if type(a) is Var or type(a) is Call:
-            t = a.type
-        elif type(a) is TupleGetItem:
-            t = type_of(a)
-        else:
-            continue
-        if type(t) is TileType and len(t.shape) > 2:
-            if out is None:
-                out = []
-            out.append(t)
+def _nd_tile_types(call: Call, result: object) -> Sequence[TileType]:
+    """The N-D tile types among a call's operands and result, operands first. Every precondition is about
+    an N-D tile, so a call without one is done at once."""
+    out = tile_operand_types(call.args, 3)
     if type(result) is TileType and len(result.shape) > 2:
-        if out is None:
-            out = []
-        out.append(result)
+        return [*out, result]
     return out
 
 

@@ -47,7 +47,7 @@ def nothing_to_flatten(fn: Function) -> bool:
             if value.op.startswith("tile."):
                 if _acted_on(value):
                     return False
-            elif is_nd_tile(value.type) or any(is_nd_tile(t) for t in tile_operand_types(value.args)):
+            elif is_nd_tile(value.type) or tile_operand_types(value.args, 3):
                 return False  # (an N-D tile the preconditions look at, B-010)
     return True
 
@@ -55,7 +55,7 @@ def nothing_to_flatten(fn: Function) -> bool:
 def _acted_on(call: Call) -> bool:
     """Whether some rule acts on this 2-D-looking tile op."""
     op = call.op
-    if op in BMM_OPS or is_nd_tile(call.type) or any(is_nd_tile(t) for t in tile_operand_types(call.args)):
+    if op in BMM_OPS or is_nd_tile(call.type) or tile_operand_types(call.args, 3):
         return True
     if op == "tile.store" and len(call.args) > 2:
         dst = type_of(call.args[2])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import VerificationError
-from ..ir.expr import Call, MakeTuple, TupleGetItem, Var, type_of
+from ..ir.expr import MakeTuple, tile_operand_types
 from ..ir.span import Span
 from ..ir.stmt import AssignStmt, Program
 from ..ir.types import TileType
@@ -55,18 +55,9 @@ def tile_ops_2d_diagnostics(program: Program) -> list[Diagnostic]:
                 elif len(offset.elements) != 2:
                     report(f"tile.assemble in InCore function '{fn.name}' has a rank-{len(offset.elements)} offset "
                            f"(expected 2: row, col after FlattenTileNdTo2D)", stmt.span or call.span)  # fmt: skip
-            # the operands' tile types, read in place (tile_operand_types would build a list for every call)
-            for a in call.args:
-                if type(a) is Var or type(a) is Call:
-                    at = a.type
-                elif type(a) is TupleGetItem:
-                    at = type_of(a)
-                else:
-                    continue
-                if type(at) is TileType and len(at.shape) > 2:
-                    report(f"Tile op '{op}' in InCore function '{fn.name}' has >2D tile argument (should have been "
-                           f"flattened to 2D)", stmt.span or call.span)  # fmt: skip
-                    break
+            if tile_operand_types(call.args, 3):
+                report(f"Tile op '{op}' in InCore function '{fn.name}' has >2D tile argument (should have been "
+                       f"flattened to 2D)", stmt.span or call.span)  # fmt: skip
     return out
 
 
