@@ -11,6 +11,23 @@ from pypto_egg.ir import python_print
 from pypto_egg.ir.stmt import Program
 
 
+def one_op_kernel(value: str) -> str:
+    """A program of one InCore kernel over [2, 3, 4] FP32: load `t`, compute `u = value`, store `u` (the small
+    program several tests start from)."""
+    return f"""
+import pypto_egg.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, x: pl.Tensor[[2, 3, 4], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]]) -> pl.Tensor[[2, 3, 4], pl.FP32]:
+        t = pl.load(x, [0, 0, 0], [2, 3, 4])
+        u = {value}
+        out = pl.store(u, [0, 0, 0], out)
+        return out
+"""
+
+
 def roundtrip(program: Program) -> Program:
     """Print, parse back, and require structural equality."""
     text = python_print(program)

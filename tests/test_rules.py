@@ -26,18 +26,9 @@ from pypto_egg.extract.lower_matmul import MatmulLowerer
 from pypto_egg.extract.term import Term
 from pypto_egg.ir import python_print
 
-SEED = """
-import pypto_egg.language as pl
+from helpers import one_op_kernel
 
-@pl.program
-class P:
-    @pl.function(type=pl.FunctionType.InCore)
-    def main(self, x: pl.Tensor[[2, 3, 4], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]]) -> pl.Tensor[[2, 3, 4], pl.FP32]:
-        t = pl.load(x, [0, 0, 0], [2, 3, 4])
-        u = pl.tile.muls(t, 1.0)
-        out = pl.store(u, [0, 0, 0], out)
-        return out
-"""
+SEED = one_op_kernel("pl.tile.muls(t, 1.0)")
 
 CHECKED = sorted(p.name for p in rules_dir().glob("*.egg") if SELF_CHECKS in p.read_text())
 

@@ -14,7 +14,7 @@ from pypto_egg.egraph.rule_index import parse_schedule, rule_index
 from pypto_egg.egraph.rules import RuleFile, schedule_text, shipped_rule_files
 from pypto_egg.errors import InternalError
 
-from helpers import check_meaning
+from helpers import check_meaning, one_op_kernel
 
 DECLS = """
 (sort D)
@@ -88,18 +88,7 @@ def test_every_shipped_stage_is_planned_and_most_steps_run_once():
     assert all(d.startswith(f"(unstable-combined-ruleset {n} ") for n, d in plan.declarations.items())
 
 
-SEED = """
-import pypto_egg.language as pl
-
-@pl.program
-class P:
-    @pl.function(type=pl.FunctionType.InCore)
-    def main(self, x: pl.Tensor[[2, 3, 4], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]]) -> pl.Tensor[[2, 3, 4], pl.FP32]:
-        t = pl.load(x, [0, 0, 0], [2, 3, 4])
-        u = pl.tile.exp(t)
-        out = pl.store(u, [0, 0, 0], out)
-        return out
-"""
+SEED = one_op_kernel("pl.tile.exp(t)")
 
 
 def test_the_suite_checks_each_stage_reaches_its_fixpoint_and_the_check_finds_a_short_plan(monkeypatch):

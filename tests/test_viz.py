@@ -13,20 +13,11 @@ import pypto_egg.language as pl
 from pypto_egg.egraph import FlattenEGraph
 from pypto_egg.egraph.viz import prune
 
+from helpers import one_op_kernel
+
 ROOT = Path(__file__).resolve().parents[1]
 
-SRC = """
-import pypto_egg.language as pl
-
-@pl.program
-class P:
-    @pl.function(type=pl.FunctionType.InCore)
-    def main(self, x: pl.Tensor[[2, 3, 4], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]]) -> pl.Tensor[[2, 3, 4], pl.FP32]:
-        t = pl.load(x, [0, 0, 0], [2, 3, 4])
-        u = pl.tile.add(t, t)
-        out = pl.store(u, [0, 0, 0], out)
-        return out
-"""
+SRC = one_op_kernel("pl.tile.add(t, t)")
 
 
 @pytest.fixture(scope="module")
