@@ -117,23 +117,27 @@ class TermDecoder:
 
 
 class PageCalls:
-    """The calls of a run of pages (a batched matmul's, an N-D transpose's): the same extents at other offsets,
-    and no deduction reads an offset, so each role's call is deduced for the first page and the others take
-    its type."""
+    """The statements of a run of pages (a batched matmul's, an N-D transpose's): the same extents at other
+    offsets, and no deduction reads an offset, so each role's call is deduced for the first page and the others
+    take its type. A page's statement is one call here: a batch of 1,024 pages makes some 5,000."""
 
-    def __init__(self, span: Span | None) -> None:
-        self.span = span
+    def __init__(self, span: Span | None, stmt_span: Span | None, out: list[Stmt]) -> None:
+        self.span, self.stmt_span, self.out = span, stmt_span, out
         self.first: dict[str, Call] = {}
 
-    def __call__(
-        self, role: str, op: str, args: tuple[Expr, ...], kwargs: dict[str, Any] | None = None,
+    def bind(
+        self, name: str, role: str, op: str, args: tuple[Expr, ...], kwargs: dict[str, Any] | None = None,
         attrs: tuple[tuple[str, Any], ...] = (),
-    ) -> Call:  # fmt: skip
+    ) -> Var:  # fmt: skip
+        """`name = op(args)` appended at the statement's span; its variable."""
         first = self.first.get(role)
         if first is None:
-            first = self.first[role] = make_call(op, args, kwargs, attrs, self.span)
-            return first
-        return with_operands(first, args)
+            value = self.first[role] = make_call(op, args, kwargs, attrs, self.span)
+        else:
+            value = Call(first.op, args, first.type, first.kwargs, first.attrs, first.span, first.is_function)
+        v = Var(name, value.type, self.stmt_span)
+        self.out.append(AssignStmt(v, value, self.stmt_span))
+        return v
 
 
 def deduced_memref(call: Call) -> MemRef | None:
@@ -522,19 +526,17 @@ class Lowerer:
             s.span,
             out,
         )
-        page_call = PageCalls(span)  # every page is the same [A, B] box at another offset
+        page = PageCalls(span, s.span, out)  # every page is the same [A, B] box at another offset
         box = int_tuple(a, b, span=span)
         const = self.decode.const
         zero, one = const(0, span), const(1, span)
         for i, in_row, out_row in pages:
-            at = MakeTuple((const(in_row, span), zero), span)
-            page = self.emit(f"trans_page_{i}", page_call("page", "tile.slice", (x, box, at)), s.span, out)
-            tmp = self.emit(f"trans_tmp_{i}", page_call("tmp", "tile.slice", (pool, box, at)), s.span, out)
-            tr = self.emit(
-                f"trans_{i}", page_call("trans", "tile.transpose", (page, zero, one, tmp)), s.span, out
-            )
-            to = MakeTuple((const(out_row, span), zero), span)
-            acc = self.emit(name, page_call("out", "tile.assemble", (acc, tr, to)), s.span, out)
+            at = MakeTuple((ConstInt(in_row, span=span), zero), span)
+            x_page = page.bind(f"trans_page_{i}", "page", "tile.slice", (x, box, at))
+            tmp = page.bind(f"trans_tmp_{i}", "tmp", "tile.slice", (pool, box, at))
+            tr = page.bind(f"trans_{i}", "trans", "tile.transpose", (x_page, zero, one, tmp))
+            to = MakeTuple((ConstInt(out_row, span=span), zero), span)
+            acc = page.bind(name, "out", "tile.assemble", (acc, tr, to))
         if isinstance(s, AssignStmt):
             ctx[s.var.uid] = acc
 

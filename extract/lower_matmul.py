@@ -160,7 +160,8 @@ class _BmmPages:
         assert isinstance(result_t, TileType)
         self.result_t = result_t
         self.name = low.var_name(s) or "bmm"
-        self.page_call = PageCalls(self.span)  # re-loads, slices, matmuls, moves, casts, windows, assembles
+        # re-loads, slices, matmuls, moves, casts, windows, assembles
+        self.page = PageCalls(self.span, s.span, out)
         # a side re-loads every page through the same 2-D view of its tensor, with the same window
         self.reloaded: dict[tuple[int, int, int, int], tuple[Call, MakeTuple]] = {}
         self.acc: Expr | None = substitute(self.info.acc, ctx) if self.info.acc is not None else None
@@ -238,7 +239,7 @@ class _BmmPages:
         if self.routes[side] != 0:
             row, col, r, c = (as_int(x) for x in self.slices[(i, side)])
             sliced = (operand, self.pair(r, c), self.pair(row, col))
-            return self.emit(f"{label}_slice_{b}", self.page_call(f"{label}-slice", "tile.slice", sliced))
+            return self.page.bind(f"{label}_slice_{b}", f"{label}-slice", "tile.slice", sliced)
         at = self.static_at.get((i, side))
         if at is not None:  # a static window, in integers
             view_shape, x, y = self.reload_sides[side]
@@ -256,43 +257,38 @@ class _BmmPages:
             )
         view_call, window = self.reloaded[key]
         view = self.emit(f"{label}_pbview2d_{b}", view_call)
-        load = self.page_call(
-            f"{label}-load", "tile.load", (view, pos, window, window), dict(base.kwargs), base.attrs
-        )
-        loaded = self.emit(f"{label}_pbload_{b}", load)
+        loaded = self.page.bind(
+            f"{label}_pbload_{b}", f"{label}-load", "tile.load", (view, pos, window, window), dict(base.kwargs),
+            base.attrs,
+        )  # fmt: skip
         if side in self.views:
-            return self.emit(
-                f"{label}_pbview_{b}", self.page_call(f"{label}-view", "tile.transpose_view", (loaded,))
-            )
+            return self.page.bind(f"{label}_pbview_{b}", f"{label}-view", "tile.transpose_view", (loaded,))
         return loaded
 
     def accumulate(self, i: int, offset: MakeTuple, lp: Var, rp: Var, cond: Expr | None) -> None:
         """A window of the accumulator at `offset`, its matmul_acc, and its writeback at the same offset."""
         assert self.acc is not None
         extent = self.pair(self.m, self.n)
-        win = self.emit(
-            f"acc_page_{i}", self.page_call("acc-window", "tile.slice", (self.acc, extent, offset))
-        )
+        win = self.page.bind(f"acc_page_{i}", "acc-window", "tile.slice", (self.acc, extent, offset))
         args = (win, lp, rp) if cond is None else (win, lp, rp, cond)
-        part = self.emit(f"matmul_acc_{i}", self.page_call("matmul-acc", "tile.matmul_acc", args))
-        self.acc = self.emit(self.name, self.page_call("assemble", "tile.assemble", (self.acc, part, offset)))
+        part = self.page.bind(f"matmul_acc_{i}", "matmul-acc", "tile.matmul_acc", args)
+        self.acc = self.page.bind(self.name, "assemble", "tile.assemble", (self.acc, part, offset))
 
     def matmul_page(self, i: int, lp: Var, rp: Var) -> None:
         """A page's matmul, moved to Vec (and cast) where the rules say so, then assembled into the staging tile
         (general, B-135) or stored through the consuming store's window (fused, B-136)."""
-        res: Expr = self.emit(f"matmul_{i}", self.page_call("matmul", "tile.matmul", (lp, rp)))
+        page = self.page
+        res: Var = page.bind(f"matmul_{i}", "matmul", "tile.matmul", (lp, rp))
         if self.mode == "general" or self.cast:
-            move = self.page_call("move", "tile.move", (res,), {"target_memory": MemorySpace.Vec})
-            res = self.emit(f"matmul_vec_{i}", move)
+            to_vec = {"target_memory": MemorySpace.Vec}
+            res = page.bind(f"matmul_vec_{i}", "move", "tile.move", (res,), to_vec)
         if self.cast:
-            cast = self.page_call(
-                "cast", "tile.cast", (res,), {"target_type": self.result_t.dtype, "mode": 2}
-            )
-            res = self.emit(f"matmul_cast_{i}", cast)
+            cast_kw = {"target_type": self.result_t.dtype, "mode": 2}
+            res = page.bind(f"matmul_cast_{i}", "cast", "tile.cast", (res,), cast_kw)
         if self.mode == "general":
             assert self.acc is not None
             at = self.pair(self.row_at[i], 0)
-            self.acc = self.emit(self.name, self.page_call("assemble", "tile.assemble", (self.acc, res, at)))
+            self.acc = page.bind(self.name, "assemble", "tile.assemble", (self.acc, res, at))
             return
         store = self.info.store
         assert store is not None and isinstance(store.value, Call)
