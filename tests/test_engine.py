@@ -34,7 +34,7 @@ def test_flatten_egraph_api_and_report():
     assert "e-graph run for function 'main'" in text
     assert report.statements == 4 and report.eclasses > 0 and report.enodes >= report.eclasses
     assert {"encode", "load rules", "load facts", "saturate"} <= set(report.times)
-    assert report.rules_fired["flatten"] > 0 and report.rules_fired["store-aligned-window"] == 1
+    assert report.rules_fired["flatten"] > 0 and report.rules_fired["store-aligned-window-same-rank"] == 1
     assert any(f.endswith("store.egg") for f in report.rule_files)
     plans = eg.plans()
     assert [plans[i].op for i in range(4)] == ["LoadFlat", "LoadFlat", "Retype", "StorePartition"]

@@ -1,5 +1,6 @@
-"""What the encoder states of two static lists (ContigRow, OverflowRow) is what the rules' walks work out of the
-same lists (B-042, B-053): the walks still run for lists the encoder does not state, and both must agree."""
+"""What the encoder states of two static lists (ContigRow, OverflowRow, Off2DRow) is what the rules' walks work out
+of the same lists (B-042, B-053, B-070): the walks still run for lists the encoder does not state, and both must
+agree."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 import pypto_egg.language as pl
 from pypto_egg.egraph import EGraphRun, shipped_rule_files
-from pypto_egg.egraph.encode import non_contiguous, overflows
+from pypto_egg.egraph.encode import fold_offsets, non_contiguous, overflows
 from pypto_egg.egraph.engine import load_rules
 from pypto_egg.egraph.rules import run_text
 from pypto_egg.errors import RuleError
@@ -71,6 +72,21 @@ def test_the_encoder_states_the_overflow_the_walk_finds(egraph, tile, tensor):
     assert expected == walked(egraph, "OverflowQuery", "Overflows", tile[::-1], tensor[::-1])
 
 
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), shape=st.lists(st.integers(1, 6), min_size=2, max_size=5))
+def test_the_encoder_states_the_offset_fold_the_walk_finds(egraph, data, shape):
+    offsets = [data.draw(st.integers(0, d - 1)) for d in shape]
+    row, col = fold_offsets(tuple(offsets), tuple(shape))
+    run_text(egraph, "(push)", "<test>")
+    try:
+        fold = f"(Off2D {dims(offsets)} {dims(shape)})"
+        fold_walk = "(run-schedule (saturate (run arith) (run shape) (run offsets)))"
+        run_text(egraph, f"{fold} (DC 0) (DC 1) {fold_walk}", "<test>")
+        run_text(egraph, f"(check (= {fold} {dims([row, col])}))", "<test>")
+    finally:
+        run_text(egraph, "(pop)", "<test>")
+
+
 def test_static_lists_are_stated_and_dynamic_ones_walked():
     src = """
 import pypto_egg.language as pl
@@ -93,3 +109,26 @@ class P:
     assert fired.get("build-contiguous") == 1 and fired.get("build-fits") == 1
     assert fired.get("contig-start") == 1  # the load of a dynamic valid box: walked
     assert "overflow-start" not in fired
+    assert fired.get("build-offsets-2d") == 1  # both loads read at [0, 0, 0] of the same tensor: one fold
+    assert "off2d" not in fired and "rowoff-start" not in fired
+
+
+def test_dynamic_offsets_are_folded_by_the_rules():
+    src = """
+import pypto_egg.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, x: pl.Tensor[[4, 6, 8], pl.FP32], out: pl.Out[pl.Tensor[[1, 6, 8], pl.FP32]], i: pl.Scalar[pl.INDEX]
+             ) -> pl.Tensor[[1, 6, 8], pl.FP32]:
+        a = pl.load(x, [i, 0, 0], [1, 6, 8], target_memory=pl.Mem.Mat)
+        out = pl.store(a, [0, 0, 0], out)
+        return out
+"""
+    with EGraphRun(pl.parse(src), "main", "Ascend910B") as eg:
+        assert not eg.encoding.rows["Off2DRow"]
+        fired = eg.saturate().rules_fired
+        plan = eg.plans()[eg.encoding.function_sids["main"][0]]
+    assert plan is not None and plan.op == "LoadCollapsed", plan
+    assert fired.get("off2d") == 1 and fired.get("rowoff-start") == 1

@@ -93,9 +93,16 @@ SEED = one_op_kernel("pl.tile.exp(t)")
 
 def test_the_suite_checks_each_stage_reaches_its_fixpoint_and_the_check_finds_a_short_plan(monkeypatch):
     """tests/conftest.py turns the check on (PYPTO_EGG_CHECK_SCHEDULE): after each stage's steps, the stage as one
-    ruleset runs once more and must change nothing. A plan that runs an iterating step only once is caught."""
+    ruleset runs once more and must change nothing. A plan that runs an iterating step only once is caught (a
+    dynamic valid shape's merge walks its list, an iteration a dim)."""
     program = pl.parse(SEED)
     check_meaning(program, passes.flatten_tile_nd_to_2d()(program))
+    walked = (
+        SEED.replace("pl.FP32]]) ->", "pl.FP32]], n: pl.Scalar[pl.INDEX]) ->")
+        .replace("[2, 3, 4])\n", "[2, 3, 4], valid_shapes=[2, n, 4])\n")
+        .replace("[2, 3, 4]", "[2, 5, 4]")
+    )
+    assert "valid_shapes=[2, n, 4]" in walked
     real = strata.steps
 
     def once_only(flows: dict[str, strata.Flow], rules: list[str]) -> list[strata.Step]:
@@ -105,7 +112,7 @@ def test_the_suite_checks_each_stage_reaches_its_fixpoint_and_the_check_finds_a_
     strata.stage_plan.cache_clear()
     try:
         with pytest.raises(InternalError, match="stopped short of its fixpoint"):
-            passes.flatten_tile_nd_to_2d()(pl.parse(SEED.replace("[2, 3, 4]", "[2, 5, 4]")))
+            passes.flatten_tile_nd_to_2d()(pl.parse(walked))
     finally:
         strata.stage_plan.cache_clear()
 

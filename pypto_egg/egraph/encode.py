@@ -49,6 +49,15 @@ def overflows(tile: tuple[int, ...], tensor: tuple[int, ...]) -> bool:
     return any(x > y for x, y in zip(reversed(tile), reversed(tensor)))
 
 
+def fold_offsets(offsets: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, int]:
+    """Static N-D offsets over a shape of their rank as the (row, column) of the shape flattened to 2-D (B-042,
+    B-070): the leading offsets fold row-major, over every dim but the first and the last; the last is the column."""
+    row = offsets[0]
+    for o, d in zip(offsets[1:-1], shape[1:-1]):
+        row = row * d + o
+    return row, offsets[-1]
+
+
 def _pages_at_most(shape: tuple[Expr, ...], fractal_rows: int) -> int:
     """How many pages a tile of this shape can be cut into: its batch product when N-D, its rows over the
     fractal height when 2-D (a row window); 0 when a dim that counts is dynamic."""
@@ -169,6 +178,9 @@ class Encoding:
                 ids = tuple(self.dim(d) for d in items)
                 found = self._static_lists[key] = self._measured(self._list(ids), ids, key)
                 self._static_ids[found] = (key, ids)
+                if len(ids) >= 2:  # its merge to 2-D, which a plan names as it is chosen
+                    lead = self.dim(ConstInt(math.prod(key[:-1])))
+                    self.rows["FlatRow"].append((found, self._list((lead, ids[-1]))))
             return found
         ids = tuple(self.dim(d) for d in items)
         return self._measured(self._list(ids), ids, None)
@@ -198,6 +210,22 @@ class Encoding:
         if v is not None and d is not None and ("c", valid, dims) not in self._compared:
             self._compared.add(("c", valid, dims))
             self.rows["ContigRow"].append((valid, dims, int(non_contiguous(v[0], d[0]))))
+
+    def offsets_2d(self, offsets: int, shape: int) -> None:
+        """Of static offsets over a static shape of their rank (two or more), their (row, column) fold, which
+        offsets.egg works out a dim an iteration otherwise."""
+        o, d = self._static_ids.get(offsets), self._static_ids.get(shape)
+        if (
+            o is None
+            or d is None
+            or len(o[0]) != len(d[0])
+            or len(o[0]) < 2
+            or ("f", offsets, shape) in self._compared
+        ):
+            return
+        self._compared.add(("f", offsets, shape))
+        row, col = fold_offsets(o[0], d[0])
+        self.rows["Off2DRow"].append((offsets, shape, self.dim(ConstInt(row)), self.dim(ConstInt(col))))
 
     def overflow(self, tile: int, tensor: int) -> None:
         """Of two static lists, whether some dim of the tile exceeds the tensor's it lands on, right-aligned (B-053),
@@ -288,8 +316,10 @@ class Encoding:
             target, source = type_of(args[0]), type_of(args[1])
             if isinstance(target, TileType) and isinstance(source, TileType):
                 t, src = self.dims(target.shape), self.dims(source.shape)
-                self.rows["AssembleRow"].append((sid, t, src, self.dims(args[2].elements)))
+                offsets = self.dims(args[2].elements)
+                self.rows["AssembleRow"].append((sid, t, src, offsets))
                 self.contiguity(src, t)
+                self.offsets_2d(offsets, t)
             else:
                 self.generic(sid, call, result)
         elif (
@@ -316,11 +346,13 @@ class Encoding:
         blayout = view.blayout.value if view is not None and view.blayout is not None else "implicit"
         slayout = view.slayout.value if view is not None and view.slayout is not None else "implicit"
         src_dims, valid = self.dims(src.shape), self.dims(tuple_items(window_valid))
+        offsets = self.dims(tuple_items(call.args[1]))
         self.rows["LoadRow"].append((
-            sid, self.dims(result.shape), self.dims(result.valid_shape), mem, blayout, slayout, src.layout.value, src_dims, self.dims(tuple_items(call.args[1])),
+            sid, self.dims(result.shape), self.dims(result.valid_shape), mem, blayout, slayout, src.layout.value, src_dims, offsets,
             self.dims(tuple_items(call.args[2])), valid, self.dims(src_valid),
         ))  # fmt: skip
         self.contiguity(valid, src_dims)
+        self.offsets_2d(offsets, src_dims)
 
     def transpose(self, sid: int, call: Call) -> None:
         src = type_of(call.args[0])
