@@ -163,7 +163,7 @@ class _BmmPages:
         # re-loads, slices, matmuls, moves, casts, windows, assembles
         self.page = PageCalls(self.span, s.span, out)
         # a side re-loads every page through the same 2-D view of its tensor, with the same window
-        self.reloaded: dict[tuple[int, int, int, int], tuple[Call, MakeTuple]] = {}
+        self.reloaded: dict[tuple[int, int, int, int], tuple[Call, MakeTuple, Call, dict[str, Any]]] = {}
         self.acc: Expr | None = substitute(self.info.acc, ctx) if self.info.acc is not None else None
         self.init = substitute(self.info.init_cond, ctx) if self.info.init_cond is not None else None
         self.store_args: list[Expr] = []
@@ -235,7 +235,7 @@ class _BmmPages:
 
     def operand(self, side: int, i: int, b: int, operand: Expr) -> Var:
         """Page b of one side: re-loaded from its tensor (B-138), or a slice of the whole operand (B-137)."""
-        label, span, call = ("lhs" if side == 0 else "rhs"), self.span, self.call
+        label, call = ("lhs" if side == 0 else "rhs"), self.call
         if self.routes[side] != 0:
             row, col, r, c = (as_int(x) for x in self.slices[(i, side)])
             sliced = (operand, self.pair(r, c), self.pair(row, col))
@@ -247,23 +247,38 @@ class _BmmPages:
         else:
             view_shape, pos_term, x, y = self.reloads[(i, side)]
             pos = self.low.tuple_of(pos_term, call)
-        _, base = self.low.enc.statements[as_int(self.bases[side])]
-        key = (side, id(view_shape), id(x), id(y))
-        if key not in self.reloaded:
-            src = substitute(base.args[0], self.ctx)
-            self.reloaded[key] = (
-                make_call("tensor.view", (src, self.low.tuple_of(view_shape, call)), span=span),
-                MakeTuple((self.low.decode.dim(x, span), self.low.decode.dim(y, span)), span),
-            )
-        view_call, window = self.reloaded[key]
+        view_call, window, base, kwargs = self.reload_view(side, view_shape, x, y)
         view = self.emit(f"{label}_pbview2d_{b}", view_call)
         loaded = self.page.bind(
-            f"{label}_pbload_{b}", f"{label}-load", "tile.load", (view, pos, window, window), dict(base.kwargs),
+            f"{label}_pbload_{b}",
+            f"{label}-load",
+            "tile.load",
+            (view, pos, window, window),
+            kwargs,
             base.attrs,
-        )  # fmt: skip
+        )
         if side in self.views:
             return self.page.bind(f"{label}_pbview_{b}", f"{label}-view", "tile.transpose_view", (loaded,))
         return loaded
+
+    def reload_view(
+        self, side: int, view_shape: Any, x: Any, y: Any
+    ) -> tuple[Call, MakeTuple, Call, dict[str, Any]]:
+        """A side's 2-D view of its load's tensor, the window its pages re-load, and the load with its keyword
+        arguments: the same for every page (made once per side and terms)."""
+        key = (side, id(view_shape), id(x), id(y))
+        hit = self.reloaded.get(key)
+        if hit is None:
+            _, base = self.low.enc.statements[as_int(self.bases[side])]
+            src = substitute(base.args[0], self.ctx)
+            span = self.span
+            hit = self.reloaded[key] = (
+                make_call("tensor.view", (src, self.low.tuple_of(view_shape, self.call)), span=span),
+                MakeTuple((self.low.decode.dim(x, span), self.low.decode.dim(y, span)), span),
+                base,
+                dict(base.kwargs),
+            )
+        return hit
 
     def accumulate(self, i: int, offset: MakeTuple, lp: Var, rp: Var, cond: Expr | None) -> None:
         """A window of the accumulator at `offset`, its matmul_acc, and its writeback at the same offset."""
