@@ -22,7 +22,7 @@ from ..ir.stmt import (
     AssignStmt,
     Stmt,
 )
-from ..ir.types import TensorType, TileType
+from ..ir.types import MemorySpace, TensorType, TileType
 from .rules import fact_relations
 
 # relation name -> column count, as rules/encode.egg declares them
@@ -113,6 +113,7 @@ class Encoding:
     _lists: dict[tuple[int, ...], int] = field(default_factory=lambda: {(): 0})
     _opnds: dict[tuple[Any, ...], int] = field(default_factory=lambda: {(): 0})
     _static_lists: dict[tuple[int, ...], int] = field(default_factory=dict)
+    _merged: set[int] = field(default_factory=set)  # the static shapes whose FlatRow is written
     _static_ids: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = field(
         default_factory=dict
     )  # values, dim ids
@@ -165,11 +166,13 @@ class Encoding:
             return f"d_{e.name}"
         return f"x{i}"
 
-    def dims(self, items: tuple[Expr, ...]) -> int:
+    def dims(self, items: tuple[Expr, ...], shape: bool = True) -> int:
         """The id of a list a fact names, with what the rules would otherwise walk the list to find stated in
         one ListRow (plain arithmetic on the list, no choice): its length, last dim, the list without it, the
-        list reversed and, for a static list, the product of all but its last dim. A rule waiting on one of them then fires in the first iteration, not once the walk
-        has reached the list's end. A list's tails are never asked about."""
+        list reversed and, for a static list, the product of all but its last dim. A rule waiting on one of them
+        then fires in the first iteration, not once the walk has reached the list's end. A static `shape` of two
+        or more dims also has its merge to 2-D stated (FlatRow), which a plan names as it is chosen; offsets
+        (`shape=False`) are never merged."""
         values = [d.value for d in items if type(d) is ConstInt]
         if len(values) == len(items):  # a static list: one look-up (most shapes, offsets and windows)
             key = tuple(values)
@@ -178,9 +181,10 @@ class Encoding:
                 ids = tuple(self.dim(d) for d in items)
                 found = self._static_lists[key] = self._measured(self._list(ids), ids, key)
                 self._static_ids[found] = (key, ids)
-                if len(ids) >= 2:  # its merge to 2-D, which a plan names as it is chosen
-                    lead = self.dim(ConstInt(math.prod(key[:-1])))
-                    self.rows["FlatRow"].append((found, self._list((lead, ids[-1]))))
+            if shape and len(key) >= 2 and found not in self._merged:
+                self._merged.add(found)
+                lead = self.dim(ConstInt(math.prod(key[:-1])))
+                self.rows["FlatRow"].append((found, self._list((lead, self._static_ids[found][1][-1]))))
             return found
         ids = tuple(self.dim(d) for d in items)
         return self._measured(self._list(ids), ids, None)
@@ -210,6 +214,13 @@ class Encoding:
         if v is not None and d is not None and ("c", valid, dims) not in self._compared:
             self._compared.add(("c", valid, dims))
             self.rows["ContigRow"].append((valid, dims, int(non_contiguous(v[0], d[0]))))
+
+    def load_offsets_2d(self, load: Call) -> None:
+        """The fold of a load's offsets over its tensor, for a load some rule may read through a 2-D view (a
+        batched matmul's operand, which may become a Mat load or be re-loaded per batch)."""
+        src = type_of(load.args[0])
+        if isinstance(src, TensorType):
+            self.offsets_2d(self.dims(tuple_items(load.args[1]), shape=False), self.dims(src.shape))
 
     def offsets_2d(self, offsets: int, shape: int) -> None:
         """Of static offsets over a static shape of their rank (two or more), their (row, column) fold, which
@@ -305,7 +316,7 @@ class Encoding:
             assert isinstance(tile, TileType) and isinstance(dst, TensorType)
             tv, dst_dims = self.dims(tile.valid_shape), self.dims(dst.shape)
             self.rows["StoreRow"].append(
-                (sid, tv, self.dims(tile.shape), dst_dims, self.dims(tuple_items(args[1])))
+                (sid, tv, self.dims(tile.shape), dst_dims, self.dims(tuple_items(args[1]), shape=False))
             )
             self.overflow(tv, dst_dims)
             if len(args) > 3 and isinstance(args[3], MakeTuple):
@@ -316,7 +327,7 @@ class Encoding:
             target, source = type_of(args[0]), type_of(args[1])
             if isinstance(target, TileType) and isinstance(source, TileType):
                 t, src = self.dims(target.shape), self.dims(source.shape)
-                offsets = self.dims(args[2].elements)
+                offsets = self.dims(args[2].elements, shape=False)
                 self.rows["AssembleRow"].append((sid, t, src, offsets))
                 self.contiguity(src, t)
                 self.offsets_2d(offsets, t)
@@ -346,13 +357,16 @@ class Encoding:
         blayout = view.blayout.value if view is not None and view.blayout is not None else "implicit"
         slayout = view.slayout.value if view is not None and view.slayout is not None else "implicit"
         src_dims, valid = self.dims(src.shape), self.dims(tuple_items(window_valid))
-        offsets = self.dims(tuple_items(call.args[1]))
+        offsets = self.dims(tuple_items(call.args[1]), shape=False)
         self.rows["LoadRow"].append((
             sid, self.dims(result.shape), self.dims(result.valid_shape), mem, blayout, slayout, src.layout.value, src_dims, offsets,
             self.dims(tuple_items(call.args[2])), valid, self.dims(src_valid),
         ))  # fmt: skip
         self.contiguity(valid, src_dims)
-        self.offsets_2d(offsets, src_dims)
+        if (
+            mem == MemorySpace.Mat.value
+        ):  # (a load read through a 2-D view: batched matmuls' loads state it too)
+            self.offsets_2d(offsets, src_dims)
 
     def transpose(self, sid: int, call: Call) -> None:
         src = type_of(call.args[0])

@@ -117,6 +117,8 @@ def batch_matmuls(enc: Encoding, fn: Function) -> None:
                     enc.rows["BmmLegacyRow"].append((sid, side, e.uid, base_sid))
                 else:
                     enc.rows["BmmBaseRow"].append((sid, side, base_sid))
+                if base_sid >= 0 and load is not None:
+                    enc.load_offsets_2d(load)
                 if isinstance(orig, Var):
                     enc.rows["BmmOpVarRow"].append((sid, side, orig.uid))
             types = [type_of(e) for e, _ in peeled]
@@ -330,14 +332,16 @@ class _AliasGraph:
             shape, offs = args[1], args[2]
             assert isinstance(shape, MakeTuple) and isinstance(offs, MakeTuple)
             self.rows["SliceRow"].append((sid, v.uid, args[0].uid, enc.dims(shape.elements),
-                                          enc.dims(offs.elements), int(len(args) > 3)))  # fmt: skip
+                                          enc.dims(offs.elements, shape=False), int(len(args) > 3)))  # fmt: skip
         if (
             op == "tile.assemble"
             and isinstance(args[0], Var)
             and isinstance(args[1], Var)
             and isinstance(args[2], MakeTuple)
         ):
-            self.rows["InsertRow"].append((sid, v.uid, args[0].uid, args[1].uid, enc.dims(args[2].elements)))
+            self.rows["InsertRow"].append(
+                (sid, v.uid, args[0].uid, args[1].uid, enc.dims(args[2].elements, shape=False))
+            )
 
     def walk(self, body: tuple[Stmt, ...]) -> None:
         for s in body:
