@@ -27,7 +27,7 @@ from ..ir.stmt import Function, Program
 from ..ir.walk import walk_calls
 from .preconditions import check_preconditions
 from .properties import IRProperty
-from .trivial import nothing_to_flatten, retouch
+from .trivial import lowered_if_trivial
 from .validate import ValidationReport, validate_translation
 from .verify import verify_tile_ops_2d
 
@@ -88,9 +88,11 @@ class FlattenTileNdTo2D:
                 out[i] = fn
                 continue
             # a function with nothing to flatten has no N-D tile for a precondition to refuse
-            if self.skip_trivial and not self.extra_rules and nothing_to_flatten(fn):
-                out[i] = narrow_acc_carries(retouch(fn), carry_decider(self.backend))
-                continue
+            if self.skip_trivial and not self.extra_rules:
+                kept = lowered_if_trivial(fn)
+                if kept is not None:
+                    out[i] = narrow_acc_carries(kept, carry_decider(self.backend))
+                    continue
             try:
                 check_preconditions(fn)
             except PassError as e:  # the functions before it are rewritten (and may fail) first, in order

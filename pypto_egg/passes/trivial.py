@@ -13,7 +13,7 @@ from ..egraph.encode import BMM_OPS, Encoding
 from ..ir.expr import Call, tile_operand_types, type_of
 from ..ir.stmt import AssignStmt, EvalStmt, ForStmt, Function, IfStmt, WhileStmt
 from ..ir.types import MemorySpace, TensorType, TileType, is_nd_tile
-from ..ir.walk import blocks, walk_calls
+from ..ir.walk import blocks
 
 # ops on a tile a rule may rewrite although every tile is 2-D
 _ACC_WINDOW_OPS = ("tile.slice", "tile.assemble")  # accumulator row windows (§O)
@@ -23,39 +23,70 @@ def nothing_to_flatten(fn: Function) -> bool:
     """No tile of rank > 2 (not even as an operand or result of another op: then no precondition has anything
     to check either), no store into a tensor of rank > 2 (its partition window), no batched matmul, no
     3-operand transpose (its scratch tile), and no window of an accumulator."""
+    return _scan(fn) is not None
+
+
+def lowered_if_trivial(fn: Function) -> Function | None:
+    """What the lowering makes of a function with nothing to flatten, or None when some rule acts on it (one walk
+    tells both). Every plan of such a function is `Keep`: statements the reference re-creates lose their attrs
+    (B-040, B-090) and take the MemRef an in-place op's deduction states. The same object when nothing changes, as
+    when no tile op has attrs to lose (a load keeps its own) and none reads a tile that binds a MemRef: then the
+    lowering is not run at all."""
+    retouched = _scan(fn)
+    if retouched is None:
+        return None
+    if not retouched:
+        return fn
+    lowerer = Lowerer(fn, Encoding(), {})
+    out = lowerer.run()
+    return out if lowerer.rewrote else fn
+
+
+def _scan(fn: Function) -> bool | None:
+    """None when some rule acts on the function (see `nothing_to_flatten`); else whether the lowering may retouch
+    one of its statements (a tile op with attrs other than a load, or one reading a tile that binds a MemRef)."""
     if any(is_nd_tile(p.var.type) for p in fn.params):
-        return False
+        return None
+    retouched = False
     for block in blocks(fn.body):
         for s in block:
             value: object
             if type(s) is AssignStmt:
                 if is_nd_tile(s.var.type):
-                    return False
+                    return None
                 value = s.value
             elif type(s) is EvalStmt:
                 value = s.expr
             else:
                 if isinstance(s, ForStmt | WhileStmt) and any(is_nd_tile(ia.var.type) for ia in s.iter_args):
-                    return False
+                    return None
                 if isinstance(s, ForStmt | WhileStmt | IfStmt) and any(
                     is_nd_tile(v.type) for v in s.return_vars
                 ):
-                    return False
+                    return None
                 continue
             if type(value) is not Call or value.is_function:
                 continue
+            nd_operand = memref = False
+            for t in tile_operand_types(value.args):
+                if len(t.shape) > 2:
+                    nd_operand = True
+                if t.memref is not None:
+                    memref = True
             if value.op.startswith("tile."):
-                if _acted_on(value):
-                    return False
-            elif is_nd_tile(value.type) or tile_operand_types(value.args, 3):
-                return False  # (an N-D tile the preconditions look at, B-010)
-    return True
+                if nd_operand or _acted_on(value):
+                    return None
+                if memref or (value.attrs and value.op != "tile.load"):
+                    retouched = True
+            elif nd_operand or is_nd_tile(value.type):
+                return None  # (an N-D tile the preconditions look at, B-010)
+    return retouched
 
 
 def _acted_on(call: Call) -> bool:
-    """Whether some rule acts on this 2-D-looking tile op."""
+    """Whether some rule acts on this tile op, none of whose operands is an N-D tile."""
     op = call.op
-    if op in BMM_OPS or is_nd_tile(call.type) or tile_operand_types(call.args, 3):
+    if op in BMM_OPS or is_nd_tile(call.type):
         return True
     if op == "tile.store" and len(call.args) > 2:
         dst = type_of(call.args[2])
@@ -66,19 +97,3 @@ def _acted_on(call: Call) -> bool:
         t = type_of(call.args[0])
         return isinstance(t, TileType) and t.memory in (None, MemorySpace.Acc)
     return False
-
-
-def retouch(fn: Function) -> Function:
-    """What the lowering does to a function whose every plan is `Keep`: statements the reference re-creates
-    lose their attrs (B-040, B-090), and take the MemRef an in-place op's deduction states. The same object when
-    nothing changes, as when no tile op has attrs to lose (a load keeps its own) and none reads a tile that binds
-    a MemRef: then the lowering is not run at all."""
-    if not any(
-        (call.attrs and call.op != "tile.load") or any(t.memref for t in tile_operand_types(call.args))
-        for _, call in walk_calls(fn.body)
-        if call.op.startswith("tile.")
-    ):
-        return fn
-    lowerer = Lowerer(fn, Encoding(), {})
-    out = lowerer.run()
-    return out if lowerer.rewrote else fn
