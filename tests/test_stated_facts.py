@@ -19,6 +19,8 @@ from pypto_egg.egraph.rules import run_text
 from pypto_egg.errors import RuleError
 from pypto_egg.extract.term import Term, as_int
 
+from helpers import flatten
+
 WALK = "(run-schedule (saturate (run queries)) (saturate (run arith) (run shape)) (saturate (run contiguity) (run overflow)))"
 
 
@@ -98,21 +100,29 @@ def test_the_encoder_states_the_offset_fold_the_walk_finds(egraph, data, shape):
         run_text(egraph, "(pop)", "<test>")
 
 
-def test_static_lists_are_stated_and_dynamic_ones_walked():
-    src = """
+def kernel(out_shape: str, scalar: str, body: str) -> str:
+    """A program of one InCore kernel over an [4, 6, 8] FP32 tensor `x`, an `out` tensor and an INDEX scalar."""
+    lines = "\n".join("        " + line for line in body.strip().splitlines())
+    return f"""
 import pypto_egg.language as pl
 
 @pl.program
 class P:
     @pl.function(type=pl.FunctionType.InCore)
-    def main(self, x: pl.Tensor[[4, 6, 8], pl.FP32], out: pl.Out[pl.Tensor[[4, 6, 8], pl.FP32]], n: pl.Scalar[pl.INDEX]
-             ) -> pl.Tensor[[4, 6, 8], pl.FP32]:
-        a = pl.load(x, [0, 0, 0], [2, 6, 8])
-        b = pl.load(x, [0, 0, 0], [2, 6, 8], valid_shapes=[2, n, 8])
-        c = pl.tile.add(a, b)
-        out = pl.store(c, [0, 0, 0], out)
-        return out
+    def main(self, x: pl.Tensor[[4, 6, 8], pl.FP32], out: pl.Out[pl.Tensor[{out_shape}, pl.FP32]], {scalar}: pl.Scalar[pl.INDEX]
+             ) -> pl.Tensor[{out_shape}, pl.FP32]:
+{lines}
 """
+
+
+def test_static_lists_are_stated_and_dynamic_ones_walked():
+    src = kernel("[4, 6, 8]", "n", """
+a = pl.load(x, [0, 0, 0], [2, 6, 8])
+b = pl.load(x, [0, 0, 0], [2, 6, 8], valid_shapes=[2, n, 8])
+c = pl.tile.add(a, b)
+out = pl.store(c, [0, 0, 0], out)
+return out
+""")  # fmt: skip
     program = pl.parse(src)
     with EGraphRun(program, "main", "Ascend910B") as eg:
         assert len(eg.encoding.rows["ContigRow"]) == 1 and len(eg.encoding.rows["OverflowRow"]) == 1
@@ -122,23 +132,17 @@ class P:
     assert "overflow-start" not in fired
     # a Vec load keeps its tensor-rank window: no rule folds its offsets, so neither does the encoder
     assert not eg.encoding.rows["Off2DRow"] and "off2d" not in fired
+    flatten(program, scalars={"n": 5})  # the pass's output, its meaning held by the interpreter
 
 
 def test_static_offsets_are_folded_by_the_encoder_and_dynamic_ones_by_the_rules():
-    src = """
-import pypto_egg.language as pl
-
-@pl.program
-class P:
-    @pl.function(type=pl.FunctionType.InCore)
-    def main(self, x: pl.Tensor[[4, 6, 8], pl.FP32], out: pl.Out[pl.Tensor[[1, 6, 8], pl.FP32]], i: pl.Scalar[pl.INDEX]
-             ) -> pl.Tensor[[1, 6, 8], pl.FP32]:
-        a = pl.load(x, [i, 0, 0], [1, 6, 8], target_memory=pl.Mem.Mat)
-        b = pl.load(x, [2, 0, 0], [1, 6, 8], target_memory=pl.Mem.Mat)
-        out = pl.store(a, [0, 0, 0], out)
-        out = pl.store(b, [0, 0, 0], out)
-        return out
-"""
+    src = kernel("[1, 6, 8]", "i", """
+a = pl.load(x, [i, 0, 0], [1, 6, 8], target_memory=pl.Mem.Mat)
+b = pl.load(x, [2, 0, 0], [1, 6, 8], target_memory=pl.Mem.Mat)
+out = pl.store(a, [0, 0, 0], out)
+out = pl.store(b, [0, 0, 0], out)
+return out
+""")  # fmt: skip
     with EGraphRun(pl.parse(src), "main", "Ascend910B") as eg:
         assert len(eg.encoding.rows["Off2DRow"]) == 1  # b's
         fired = eg.saturate().rules_fired
@@ -148,3 +152,4 @@ class P:
     assert b_plan is not None and b_plan.op == "LoadCollapsed", b_plan
     assert ints(b_plan.args[3]) == [12, 0]  # b's offsets [2, 0, 0] over [4, 6, 8]: row 2 * 6 + 0, column 0
     assert fired.get("build-offsets-2d") == 1 and fired.get("off2d") == 1 and fired.get("rowoff-start") == 1
+    flatten(pl.parse(src), scalars={"i": 3})
