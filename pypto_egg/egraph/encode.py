@@ -114,6 +114,9 @@ class Encoding:
     _opnds: dict[tuple[Any, ...], int] = field(default_factory=lambda: {(): 0})
     _static_lists: dict[tuple[int, ...], int] = field(default_factory=dict)
     _merged: set[int] = field(default_factory=set)  # the static shapes whose FlatRow is written
+    _load_offsets: dict[int, tuple[int, int]] = field(
+        default_factory=dict
+    )  # load sid -> offsets, tensor dims ids
     _static_ids: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = field(
         default_factory=dict
     )  # values, dim ids
@@ -215,12 +218,13 @@ class Encoding:
             self._compared.add(("c", valid, dims))
             self.rows["ContigRow"].append((valid, dims, int(non_contiguous(v[0], d[0]))))
 
-    def load_offsets_2d(self, load: Call) -> None:
-        """The fold of a load's offsets over its tensor, for a load some rule may read through a 2-D view (a
-        batched matmul's operand, which may become a Mat load or be re-loaded per batch)."""
-        src = type_of(load.args[0])
-        if isinstance(src, TensorType):
-            self.offsets_2d(self.dims(tuple_items(load.args[1]), shape=False), self.dims(src.shape))
+    def load_offsets_2d(self, sid: int) -> None:
+        """The fold of the offsets of load `sid` over its tensor, for a load some rule may read through a 2-D view
+        (a batched matmul's operand, which may become a Mat load or be re-loaded per batch); unstated, the rules
+        fold them."""
+        lists = self._load_offsets.get(sid)
+        if lists is not None:
+            self.offsets_2d(*lists)
 
     def offsets_2d(self, offsets: int, shape: int) -> None:
         """Of static offsets over a static shape of their rank (two or more), their (row, column) fold, which
@@ -363,9 +367,8 @@ class Encoding:
             self.dims(tuple_items(call.args[2])), valid, self.dims(src_valid),
         ))  # fmt: skip
         self.contiguity(valid, src_dims)
-        if (
-            mem == MemorySpace.Mat.value
-        ):  # (a load read through a 2-D view: batched matmuls' loads state it too)
+        self._load_offsets[sid] = (offsets, src_dims)
+        if mem == MemorySpace.Mat.value:  # read through a 2-D view (a batched matmul's operand loads, too)
             self.offsets_2d(offsets, src_dims)
 
     def transpose(self, sid: int, call: Call) -> None:

@@ -117,8 +117,8 @@ def batch_matmuls(enc: Encoding, fn: Function) -> None:
                     enc.rows["BmmLegacyRow"].append((sid, side, e.uid, base_sid))
                 else:
                     enc.rows["BmmBaseRow"].append((sid, side, base_sid))
-                if base_sid >= 0 and load is not None:
-                    enc.load_offsets_2d(load)
+                if base_sid >= 0:
+                    enc.load_offsets_2d(base_sid)
                 if isinstance(orig, Var):
                     enc.rows["BmmOpVarRow"].append((sid, side, orig.uid))
             types = [type_of(e) for e, _ in peeled]
