@@ -125,11 +125,18 @@ class PageCalls:
         self.span, self.stmt_span, self.out = span, stmt_span, out
         self.first: dict[str, Call] = {}
 
+    def emit(self, name: str, value: Call) -> Var:
+        """`name = value` appended at the statement's span (a call made once, not a page's); its variable."""
+        v = Var(name, value.type, self.stmt_span)
+        self.out.append(AssignStmt(v, value, self.stmt_span))
+        return v
+
     def bind(
         self, name: str, role: str, op: str, args: tuple[Expr, ...], kwargs: dict[str, Any] | None = None,
         attrs: tuple[tuple[str, Any], ...] = (),
     ) -> Var:  # fmt: skip
-        """`name = op(args)` appended at the statement's span; its variable."""
+        """`name = op(args)` appended at the statement's span; its variable (`emit` written out: the page loop's
+        one call)."""
         first = self.first.get(role)
         if first is None:
             value = self.first[role] = make_call(op, args, kwargs, attrs, self.span)

@@ -174,13 +174,6 @@ class _BmmPages:
         const, span = self.low.decode.const, self.span
         return MakeTuple((const(a, span), const(b, span)), span)
 
-    def emit(self, name: str, value: Call) -> Var:
-        """`Lowerer.emit` at the statement's span, in one call (a batch of 1,024 pages makes some 5,000)."""
-        span = self.s.span
-        v = Var(name, type_of(value), span)
-        self.out.append(AssignStmt(v, value, span))
-        return v
-
     def check_accumulator(self) -> None:
         """The rules refuse an accumulator that stays N-D (bmm-accumulator-stays-nd, B-150); one reaching here
         would be a gap in what they know of the buffer's aliases."""
@@ -200,7 +193,7 @@ class _BmmPages:
             shape = int_tuple(nb * m, n, span=span) if mode == "general" else int_tuple(m, nb * n, span=span)
             memory = MemorySpace.Vec if mode == "general" else MemorySpace.Acc
             kw = {"dtype": self.result_t.dtype, "target_memory": memory}
-            self.acc = self.emit(self.name, make_call("tile.create", (shape,), kw, span=span))
+            self.acc = self.page.emit(self.name, make_call("tile.create", (shape,), kw, span=span))
         if mode == "fused" and self.info.store is not None:
             sv = self.info.store.value
             assert isinstance(sv, Call)
@@ -248,7 +241,7 @@ class _BmmPages:
             view_shape, pos_term, x, y = self.reloads[(i, side)]
             pos = self.low.tuple_of(pos_term, call)
         view_call, window, base, kwargs = self.reload_view(side, view_shape, x, y)
-        view = self.emit(f"{label}_pbview2d_{b}", view_call)
+        view = self.page.emit(f"{label}_pbview2d_{b}", view_call)
         loaded = self.page.bind(
             f"{label}_pbload_{b}",
             f"{label}-load",
@@ -312,5 +305,5 @@ class _BmmPages:
         if isinstance(window, Term) and window.op != "DNil":
             page_args.append(self.low.tuple_of(window, store.value))
         value = with_operands(store.value, tuple(page_args), type_of(self.store_args[2]))
-        self.store_args[2] = self.emit(f"{store.var.name}_{i}", value)
+        self.store_args[2] = self.page.emit(f"{store.var.name}_{i}", value)
         self.last = self.store_args[2]

@@ -37,7 +37,7 @@ from pypto_egg.ir.stmt import (
     YieldStmt,
 )
 from pypto_egg.ir.types import MemorySpace, TileType, Type
-from pypto_egg.ir.walk import blocks, child_bodies
+from pypto_egg.ir.walk import NESTING, blocks, child_bodies
 
 
 @dataclass(frozen=True)
@@ -95,18 +95,15 @@ def narrow_acc_carries(fn: Function, decide: Decide) -> Function:
 def _carries(body: tuple[Stmt, ...]) -> bool:
     """Whether a loop in the body carries anything. A body's statement classes are read in one pass at C speed,
     and only one holding a nested block is visited (a lowered batch is thousands of flat statements)."""
-    if _NESTING.isdisjoint(map(type, body)):
+    if NESTING.isdisjoint(map(type, body)):
         return False
     for s in body:
-        if type(s) in _NESTING:
+        if type(s) in NESTING:
             if (type(s) is ForStmt or type(s) is WhileStmt) and s.iter_args:
                 return True
             if any(_carries(inner) for inner in child_bodies(s)):
                 return True
     return False
-
-
-_NESTING = frozenset({SeqStmts, ScopeStmt, IfStmt, ForStmt, WhileStmt})
 
 
 def provably_le(a: Expr, b: Expr) -> bool:

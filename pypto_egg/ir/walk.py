@@ -37,6 +37,7 @@ _CHILD_BODIES: dict[type, Callable[[Any], tuple[tuple[Stmt, ...], ...]]] = {
     ForStmt: lambda s: (s.body,),
     WhileStmt: lambda s: (s.body,),
 }  # by exact class: the IR's statement classes have no subclasses
+NESTING: frozenset[type] = frozenset(_CHILD_BODIES)  # the statement classes that hold a block
 
 
 def blocks(body: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, ...]]:
