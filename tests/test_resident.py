@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +16,8 @@ from pypto_egg.errors import PassError
 from pypto_egg.ir import python_print
 
 from helpers import check_meaning
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 SRC = """
 import pypto_egg.language as pl
@@ -159,5 +162,41 @@ def test_a_new_kind_runs_on_the_smallest_loaded_set_that_holds_its_rules():
     one of every rule (a fresh process: the kinds are new to it)."""
     run = subprocess.run(
         [sys.executable, "-c", _ON_A_BIGGER_SET, BIGGER, SRC], capture_output=True, text=True, timeout=300
+    )
+    assert run.returncode == 0 and run.stdout.split()[-1:] == ["ok"], run.stderr[-3000:]
+
+
+_TAKING_TURNS = """
+import sys
+import pypto_egg.language as pl
+from pypto_egg import passes
+from pypto_egg.egraph import resident
+from pypto_egg.ir import python_print
+resident._MAX_LOADED = 2  # the set of every rule and one kind's own
+loads = []
+finish = resident.ResidentRules.finish
+def counted(self):
+    if not self.ready:
+        loads.append(self.key)
+    finish(self)
+resident.ResidentRules.finish = counted
+flatten = passes.flatten_tile_nd_to_2d()
+kinds = [(path, name or None) for path, name in zip(sys.argv[1::2], sys.argv[2::2])]
+first = [python_print(flatten(pl.parse_file(*k))) for k in kinds]
+for _ in range(6):
+    assert [python_print(flatten(pl.parse_file(*k))) for k in kinds] == first
+assert len(loads) == len(set(loads)) == 2, len(loads)  # every rule's set, then the first kind back three times
+print("ok")
+"""
+
+
+def test_kinds_taking_turns_do_not_push_each_others_sets_out():
+    """More kinds taking turns than own sets fit: the first kind asked for three times keeps its set, the others
+    run on a loaded set that holds their rules, and no set is loaded again (a load costs more than the programs
+    it serves save); the answers never change."""
+    kinds = [("seed_example.py", "Before"), ("nd_transpose.py", ""), ("batched_matmul.py", "")]
+    args = [x for path, name in kinds for x in (str(EXAMPLES / path), name)]
+    run = subprocess.run(
+        [sys.executable, "-c", _TAKING_TURNS, *args], capture_output=True, text=True, timeout=300
     )
     assert run.returncode == 0 and run.stdout.split()[-1:] == ["ok"], run.stderr[-3000:]

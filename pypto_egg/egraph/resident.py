@@ -91,7 +91,7 @@ class ResidentRules:
         self.broken = False
         self.key: Hashable | None = None  # what the owner keeps it under
         self.served = 0  # programs run on it
-        self.asked = 0  # programs that asked for it before it was loaded
+        self.last_used = 0  # the owner's program count when it last served or was asked for (_Registry.tick)
         self._slices: Generator[None, None, None] | None = self._loading()
 
     @functools.cached_property
@@ -233,6 +233,18 @@ class _Registry:
         self.rules: dict[Hashable, ResidentRules] = {}
         self.background: list[ResidentRules] = []  # rule sets loading a slice at a time while no caller waits
         self.renewals: dict[Hashable, ResidentRules] = {}  # fresh copies of sets that ran _RECYCLE programs
+        self.tick = 0  # programs that asked for a set here
+        self.asked: dict[
+            Hashable, int
+        ] = {}  # how often each kind asked for its own set (kept while not loaded)
+        self.loads_in_background = False
+
+    def ask(self, key: Hashable) -> int:
+        """Count one more ask for the set kept under `key`; how many there were."""
+        if key not in self.asked and len(self.asked) >= _MAX_ASKED:
+            self.asked.clear()  # (a process that met ever more kinds forgets the rare ones)
+        n = self.asked[key] = self.asked.get(key, 0) + 1
+        return n
 
     def after(self, fn: Callable[[], None]) -> None:
         """Run `fn` on this thread once the job under way has answered its caller (the home registry: not at
@@ -283,11 +295,23 @@ class _Registry:
         old.discard()
         return fresh
 
-    def evict(self) -> None:
-        """Make room for one more rule set: drop the least recently used idle ones over `_MAX_LOADED`."""
-        idle = [k for k, v in self.rules.items() if not v.in_use and v not in self.background]
-        for oldest in idle[: max(0, len(self.rules) + 1 - _MAX_LOADED)]:
+    def make_room(self, force: bool) -> bool:
+        """Room for one more loaded set: idle sets over `_MAX_LOADED` are dropped, least recently used first. Unless
+        `force`d (for the set of every rule, which any program can run on), only sets no program used for `_STALE`
+        programs go: kinds that take turns would otherwise push each other's sets out and load them again, each
+        load costing 3-30 ms where running on a loaded set that holds its rules costs a kind about 10 % more.
+        Whether there is room now."""
+        excess = len(self.rules) + 1 - _MAX_LOADED
+        if excess <= 0:
+            return True
+        idle = [
+            k
+            for k, v in self.rules.items()
+            if not v.in_use and v not in self.background and (force or self.tick - v.last_used >= _STALE)
+        ]
+        for oldest in idle[:excess]:
             self.rules.pop(oldest).discard()
+        return len(self.rules) < _MAX_LOADED
 
 
 class _Home(_Registry):
@@ -313,6 +337,7 @@ class _Owner(_Registry):
 
     def __init__(self) -> None:
         super().__init__(threading.Thread(target=self._serve, name="pypto-egg-egraph", daemon=True))
+        self.loads_in_background = True
         self.jobs: queue.SimpleQueue[tuple[Callable[..., object] | None, tuple[object, ...], _Reply]] = (
             queue.SimpleQueue()
         )
@@ -466,8 +491,9 @@ def resident_rules(rule_files: Sequence[RuleFile], load: Loader | None = None) -
             loaded.discard()
         loaded = ResidentRules(list(rule_files), load)
         loaded.key = key
-        own.evict()
+        own.make_room(force=True)
     own.rules[key] = loaded  # most recently used last
+    loaded.last_used = own.tick
     loaded.finish()
     return loaded
 
@@ -475,31 +501,38 @@ def resident_rules(rule_files: Sequence[RuleFile], load: Loader | None = None) -
 def ready_rules(
     key: Hashable, rule_files: Callable[[], Sequence[RuleFile]], load: Loader | None = None
 ) -> ResidentRules | None:
-    """The owner thread's e-graph of the rule files `key` names if it is loaded whole, else None. The first time
-    such a set is asked for, its loading (of `rule_files()`) starts in the background, a slice at a time while no
-    caller waits; asked for `_PROMOTE` times before that is done, it is loaded at once (a kind of program that
-    keeps coming back is worth a stall of 0.1-0.2 s once; a caller that never leaves the owner idle would
-    otherwise never see it loaded)."""
+    """The owner thread's e-graph of the rule files `key` names if it is loaded whole, else None. A kind of program
+    that keeps coming back is worth its own set: on the owner thread its loading (of `rule_files()`) starts in the
+    background when first asked for, a slice at a time while no caller waits; asked for `_PROMOTE` times before
+    that is done (on the main thread, which loads nothing in the background: asked for `_PROMOTE` times), it is
+    loaded at once, a stall of 3-30 ms once. A set is made only when there is room for it (`make_room`)."""
     own = _owner_here()
+    own.tick += 1
     loaded = own.current(key)
     if loaded is not None and loaded.broken:
         loaded.discard()
         if loaded in own.background:
             own.background.remove(loaded)
+        del own.rules[key]
         loaded = None
     if loaded is None:
-        own.evict()
+        asked = own.ask(key)
+        if (asked < _PROMOTE and not own.loads_in_background) or not own.make_room(force=False):
+            return None
         own.rules[key] = loaded = ResidentRules(rule_files, load)
         loaded.key = key
         own.load_later(loaded)
-    own.rules[key] = own.rules.pop(key)  # most recently used last
+    else:
+        own.rules[key] = own.rules.pop(key)  # most recently used last
+        asked = own.ask(key) if not loaded.ready else _PROMOTE
+    loaded.last_used = own.tick
     if not loaded.ready:
-        loaded.asked += 1
-        if loaded.asked < _PROMOTE:
+        if asked < _PROMOTE:
             return None
         if loaded in own.background:
             own.background.remove(loaded)
         loaded.finish()
+        own.asked.pop(key, None)
     return loaded
 
 
@@ -519,6 +552,7 @@ def smallest_ready(size_within: Callable[[Hashable], int | None]) -> ResidentRul
     if found is None or not found.ready or found.in_use or found.broken:
         return None
     own.rules[best[1]] = own.rules.pop(best[1])  # most recently used last
+    found.last_used = own.tick
     return found
 
 
@@ -530,7 +564,9 @@ def _owner_here() -> _Registry:
     return registry()
 
 
-_PROMOTE = 3  # programs that ask for a set still loading in the background before it is loaded at once
+_PROMOTE = 3  # programs of a kind that ask for its own set before it is loaded at once
+_STALE = 100  # programs after which a set none of them used may make room for another
+_MAX_ASKED = 4096  # kinds whose asks are counted at a time
 _RENEW_WAIT = 100  # programs a fresh copy may load in the background before it is loaded at once
 _RECYCLE = 500  # programs a set runs before a fresh copy takes its place (see _Owner.renew)
 _MAX_LOADED = (
