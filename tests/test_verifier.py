@@ -103,3 +103,44 @@ class P:
         passes.flatten_tile_nd_to_2d()(before)
     out = passes.flatten_tile_nd_to_2d(verify=False)(before)
     assert [d.value for d in out.functions[0].body[0].var.type.shape] == [2, 3, 4]
+
+
+def test_b212_a_function_the_pass_keeps_as_it_is_is_still_verified():
+    """The pass skips the verifier's walk only on functions its own walk saw hold TileOps2D: a 2-D function it
+    returns as it is, whose assemble offset has three elements, is still reported (beside an N-D function the pass
+    rewrites, so the result is a new program)."""
+    src = """
+import pypto_egg.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def nd(self, x: pl.Tensor[[2, 3, 4], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]]) -> pl.Tensor[[2, 3, 4], pl.FP32]:
+        t = pl.load(x, [0, 0, 0], [2, 3, 4])
+        out = pl.store(t, [0, 0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def flat(self, y: pl.Tensor[[3, 8], pl.FP32]) -> pl.Tensor[[3, 8], pl.FP32]:
+        a = pl.load(y, [0, 0], [3, 8], target_memory=pl.Mem.Vec)
+        t = pl.load(y, [0, 0], [3, 8], target_memory=pl.Mem.Vec)
+        b = pl.tile.assemble(a, t, [0, 0])
+        return y
+"""
+    p = pl.parse(src)
+    flatten = passes.flatten_tile_nd_to_2d()
+    assert flatten(p).functions[1] is p.functions[1]  # kept as it is, and it holds TileOps2D
+    fn = p.functions[1]
+    stmt = fn.body[2]
+    three = replace(stmt.value, args=(*stmt.value.args[:2], ir.MakeTuple((ir.ConstInt(0),) * 3)))
+    bad = replace(
+        p,
+        functions=(
+            p.functions[0],
+            replace(fn, body=(*fn.body[:2], replace(stmt, value=three), *fn.body[3:])),
+        ),
+    )
+    with pytest.raises(
+        VerificationError, match="tile.assemble in InCore function 'flat' has a rank-3 offset"
+    ):
+        flatten(bad)

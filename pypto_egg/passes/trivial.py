@@ -10,7 +10,7 @@ from __future__ import annotations
 from pypto_egg.extract.lower import Lowerer
 
 from ..egraph.encode import BMM_OPS, Encoding
-from ..ir.expr import Call, tile_operand_types, type_of
+from ..ir.expr import Call, MakeTuple, tile_operand_types, type_of
 from ..ir.stmt import AssignStmt, EvalStmt, ForStmt, Function, IfStmt, WhileStmt
 from ..ir.types import MemorySpace, TensorType, TileType, is_nd_tile
 from ..ir.walk import blocks
@@ -26,28 +26,33 @@ def nothing_to_flatten(fn: Function) -> bool:
     return _scan(fn) is not None
 
 
-def lowered_if_trivial(fn: Function) -> Function | None:
+def lowered_if_trivial(fn: Function) -> tuple[Function, bool] | None:
     """What the lowering makes of a function with nothing to flatten, or None when some rule acts on it (one walk
-    tells both). Every plan of such a function is `Keep`: statements the reference re-creates lose their attrs
+    tells both), with whether that walk saw TileOps2D hold on it, as passes/verify.py checks it, when it is
+    returned as it is. Every plan of such a function is `Keep`: statements the reference re-creates lose their attrs
     (B-040, B-090) and take the MemRef an in-place op's deduction states. The same object when nothing changes, as
     when no tile op has attrs to lose (a load keeps its own) and none reads a tile that binds a MemRef: then the
     lowering is not run at all."""
-    retouched = _scan(fn)
-    if retouched is None:
+    scan = _scan(fn)
+    if scan is None:
         return None
+    retouched, holds_2d = scan
     if not retouched:
-        return fn
+        return fn, holds_2d
     lowerer = Lowerer(fn, Encoding(), {})
     out = lowerer.run()
-    return out if lowerer.rewrote else fn
+    return (out, False) if lowerer.rewrote else (fn, holds_2d)
 
 
-def _scan(fn: Function) -> bool | None:
+def _scan(fn: Function) -> tuple[bool, bool] | None:
     """None when some rule acts on the function (see `nothing_to_flatten`); else whether the lowering may retouch
-    one of its statements (a tile op with attrs other than a load, or one reading a tile that binds a MemRef)."""
+    one of its statements (a tile op with attrs other than a load, or one reading a tile that binds a MemRef), and
+    whether TileOps2D holds: no N-D tile is left to it, so only a transpose of another arity than 3 or 4 or an
+    assemble's offset that is not a (row, col) literal can break it (B-211, B-212)."""
     if any(is_nd_tile(p.var.type) for p in fn.params):
         return None
     retouched = False
+    holds_2d = True
     for block in blocks(fn.body):
         for s in block:
             value: object
@@ -78,9 +83,26 @@ def _scan(fn: Function) -> bool | None:
                     return None
                 if memref or (value.attrs and value.op != "tile.load"):
                     retouched = True
+                if value.op in _VERIFIED_FORMS and not _verified_form(value):
+                    holds_2d = False
             elif nd_operand or is_nd_tile(value.type):
                 return None  # (an N-D tile the preconditions look at, B-010)
-    return retouched
+    return retouched, holds_2d
+
+
+_VERIFIED_FORMS = frozenset(
+    {"tile.transpose", "tile.assemble"}
+)  # ops whose form TileOps2D checks (B-211, B-212)
+
+
+def _verified_form(call: Call) -> bool:
+    """A transpose has its four operands, an assemble's offset is a (row, col) literal."""
+    if call.op == "tile.transpose":
+        return len(call.args) == 4
+    if len(call.args) != 3:
+        return True
+    offset = call.args[2]
+    return type(offset) is MakeTuple and len(offset.elements) == 2
 
 
 def _acted_on(call: Call) -> bool:
