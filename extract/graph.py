@@ -117,12 +117,17 @@ class EGraphView:
 
     @classmethod
     def from_egraph(
-        cls, egraph: eb.EGraph, skip: frozenset[str] = frozenset(), schema: dict[str, _Table] | None = None
+        cls,
+        egraph: eb.EGraph,
+        skip: frozenset[str] = frozenset(),
+        schema: dict[str, _Table] | None = None,
+        tables: frozenset[str] | None = None,
     ) -> EGraphView:
         """Read every constructor row (skipping subsumed ones, and every row of the constructors in `skip`,
         which no extraction will take); relation rows are read when asked for. `schema`: what each table of this
         e-graph is, learned on the first read and kept by the caller for the next (a table's kind and sorts
-        never change)."""
+        never change). `tables`: the only tables that can hold rows, when the caller knows (a program on an
+        e-graph of more rules than its own: the other tables are empty, and reading each still costs)."""
         frozen = egraph.freeze()
         functions = frozen.functions
         if schema is None:
@@ -162,7 +167,7 @@ class EGraphView:
             if table.relation:  # a relation, or an analysis function (Len, NonContig, ...) read like one
                 relations[name] = fn
                 continue
-            if name in skip:
+            if name in skip or (tables is not None and name not in tables):
                 continue
             rows = fn.rows
             if not rows:  # (most constructors of a small program's e-graph)

@@ -386,7 +386,7 @@ class EGraphRun:
             model = self.cost_model or DefaultCostModel()
             schema = self._shared.schema if self._shared is not None else None
             self._view = EGraphView.from_egraph(
-                self.egraph, getattr(model, "unextractable", frozenset()), schema
+                self.egraph, getattr(model, "unextractable", frozenset()), schema, self.relevance.tables
             )
         return self._view
 

@@ -33,6 +33,9 @@ class Relevance:
     dropped: int
     facts: frozenset[str] | None = None  # the fact relations worth loading (None: every filled one)
     rules: frozenset[str] | None = None  # the names of the rules kept (None: every rule)
+    # the tables that can hold rows: the filled fact relations, those top-level commands fill, and those the kept
+    # rules' actions name (None: any table)
+    tables: frozenset[str] | None = None
     index: RuleIndex | None = field(default=None, compare=False)
     live: frozenset[int] = frozenset()  # the places of the kept rules in the index
 
@@ -105,6 +108,7 @@ def relevant_rules(
         dropped=len(index.rules) - len(kept),
         facts=loaded,
         rules=frozenset(r.name for r in kept),
+        tables=frozenset(filled | (declared.commanded & declared.tables)).union(*(r.writes for r in kept)),
         index=index,
         live=frozenset(live),
     )
