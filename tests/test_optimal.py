@@ -202,3 +202,40 @@ def test_generated_batched_matmuls_lowered_through_staging_tiles_compute_the_sam
         return
     passes.verify_tile_ops_2d(after)
     check_meaning(before, after, seeds=(seed,))
+
+
+_NO_ROUTES = """
+import pypto_egg.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, x: pl.Tensor[[2, 3, 4], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]]) -> pl.Tensor[[2, 3, 4], pl.FP32]:
+        a = pl.tile.create([2, 3, 4], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+        b = pl.tile.full([2, 3, 4], dtype=pl.FP32, value=1.0)
+        c = pl.tile.add(a, b)
+        out = pl.store(c, [0, 0, 0], out)
+        return out
+"""
+
+_ON_ITS_OWN_SET = """
+import sys
+import pypto_egg.language as pl
+from pypto_egg import passes
+from pypto_egg.ir import python_print
+optimal = passes.flatten_tile_nd_to_2d(strategy="optimal")
+outs = {python_print(optimal(pl.parse(sys.argv[1]))) for _ in range(4)}  # the third loads the kind's own set
+assert outs == {python_print(passes.flatten_tile_nd_to_2d()(pl.parse(sys.argv[1])))}, outs
+print("ok")
+"""
+
+
+def test_a_program_no_rule_of_which_reads_the_routes_runs_on_its_own_pruned_set():
+    """The optimal strategy settles the batched matmuls' routes; a program whose kept rules never read them runs on
+    a pruned set that does not declare them, and settles nothing (a fresh process, so its own set loads)."""
+    run = subprocess.run(
+        [sys.executable, "-c", _ON_ITS_OWN_SET, _NO_ROUTES], capture_output=True, text=True, timeout=300
+    )
+    assert run.returncode == 0 and run.stdout.split()[-1:] == ["ok"], run.stderr[-3000:]
+    program = pl.parse(_NO_ROUTES)
+    check_meaning(program, passes.flatten_tile_nd_to_2d(strategy="optimal")(program))

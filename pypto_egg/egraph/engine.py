@@ -302,6 +302,9 @@ class EGraphRun:
         """Optimal strategy: the extracted batched-matmul plans fix each operand's route; the rules then
         decide, from those routes, which whole loads no plan reads (dead, B-115) and which must fail."""
         self._saturated = True
+        read = self.relevance.facts  # (None: every relation is read)
+        if read is not None and not read & {"Route", "Settled"}:
+            return  # no rule of this program reads the routes (nor does the pruned set declare them)
         routes = [
             f"(Route {sid} 0 {plan.args[1]}) (Route {sid} 1 {plan.args[2]})"
             for sid, plan in self.route_plans().items()
