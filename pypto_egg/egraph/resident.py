@@ -234,17 +234,16 @@ class _Registry:
         self.background: list[ResidentRules] = []  # rule sets loading a slice at a time while no caller waits
         self.renewals: dict[Hashable, ResidentRules] = {}  # fresh copies of sets that ran _RECYCLE programs
         self.tick = 0  # programs that asked for a set here
-        self.asked: dict[
-            Hashable, int
-        ] = {}  # how often each kind asked for its own set (kept while not loaded)
+        # how often each kind asked for its own set while it was not loaded
+        self.asked: dict[Hashable, int] = {}
         self.loads_in_background = False
 
     def ask(self, key: Hashable) -> int:
         """Count one more ask for the set kept under `key`; how many there were."""
         if key not in self.asked and len(self.asked) >= _MAX_ASKED:
             self.asked.clear()  # (a process that met ever more kinds forgets the rare ones)
-        n = self.asked[key] = self.asked.get(key, 0) + 1
-        return n
+        self.asked[key] = self.asked.get(key, 0) + 1
+        return self.asked[key]
 
     def after(self, fn: Callable[[], None]) -> None:
         """Run `fn` on this thread once the job under way has answered its caller (the home registry: not at
@@ -299,8 +298,8 @@ class _Registry:
         """Room for one more loaded set: idle sets over `_MAX_LOADED` are dropped, least recently used first. Unless
         `force`d (for the set of every rule, which any program can run on), only sets no program used for `_STALE`
         programs go: kinds that take turns would otherwise push each other's sets out and load them again, each
-        load costing 3-30 ms where running on a loaded set that holds its rules costs a kind about 10 % more.
-        Whether there is room now."""
+        load costing 3-30 ms where running on a loaded set that holds its rules costs a kind 4-20 % more
+        instructions. Whether there is room now."""
         excess = len(self.rules) + 1 - _MAX_LOADED
         if excess <= 0:
             return True
@@ -516,18 +515,18 @@ def ready_rules(
         del own.rules[key]
         loaded = None
     if loaded is None:
-        asked = own.ask(key)
-        if (asked < _PROMOTE and not own.loads_in_background) or not own.make_room(force=False):
+        if (own.ask(key) < _PROMOTE and not own.loads_in_background) or not own.make_room(force=False):
             return None
         own.rules[key] = loaded = ResidentRules(rule_files, load)
         loaded.key = key
         own.load_later(loaded)
     else:
         own.rules[key] = own.rules.pop(key)  # most recently used last
-        asked = own.ask(key) if not loaded.ready else _PROMOTE
+        if not loaded.ready:
+            own.ask(key)
     loaded.last_used = own.tick
     if not loaded.ready:
-        if asked < _PROMOTE:
+        if own.asked.get(key, 0) < _PROMOTE:
             return None
         if loaded in own.background:
             own.background.remove(loaded)

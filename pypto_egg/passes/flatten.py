@@ -83,9 +83,8 @@ class FlattenTileNdTo2D:
         out: dict[int, Function] = {}
         todo: list[int] = []  # the functions the e-graph rewrites
         failed: PassError | None = None
-        checked: set[str] = (
-            set()
-        )  # functions returned as they are, on which the trivial walk saw TileOps2D hold
+        # the functions returned as they are, on which the trivial walk saw TileOps2D hold
+        checked: set[str] = set()
         for i, fn in enumerate(program.functions):
             if not fn.type.is_incore:
                 out[i] = fn

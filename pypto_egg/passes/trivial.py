@@ -47,8 +47,9 @@ def lowered_if_trivial(fn: Function) -> tuple[Function, bool] | None:
 def _scan(fn: Function) -> tuple[bool, bool] | None:
     """None when some rule acts on the function (see `nothing_to_flatten`); else whether the lowering may retouch
     one of its statements (a tile op with attrs other than a load, or one reading a tile that binds a MemRef), and
-    whether TileOps2D holds: no N-D tile is left to it, so only a transpose of another arity than 3 or 4 or an
-    assemble's offset that is not a (row, col) literal can break it (B-211, B-212)."""
+    whether TileOps2D holds: no N-D tile is left to it, so only a transpose without its four operands (one of
+    three goes through the e-graph) or an assemble's offset that is not a (row, col) literal can break it (B-211,
+    B-212)."""
     if any(is_nd_tile(p.var.type) for p in fn.params):
         return None
     retouched = False
@@ -90,9 +91,8 @@ def _scan(fn: Function) -> tuple[bool, bool] | None:
     return retouched, holds_2d
 
 
-_VERIFIED_FORMS = frozenset(
-    {"tile.transpose", "tile.assemble"}
-)  # ops whose form TileOps2D checks (B-211, B-212)
+# the ops whose form TileOps2D checks (B-211, B-212)
+_VERIFIED_FORMS = frozenset({"tile.transpose", "tile.assemble"})
 
 
 def _verified_form(call: Call) -> bool:
