@@ -1,7 +1,7 @@
 """Lowering of the batched matmul family's plans (behaviours.md §K-§O).
 
 Pages, windows, re-loads and drains all come from the facts the rules derived (BPage, BSlice, BReloadSide with
-BReloadAt or BReload, BRowWin, BColWin, BStore, DrainPage, RowDrainPage); this module only builds the
+BReloadAt or BReload, BRowWin, BColWin, BStore or BStoreOne, DrainPage, RowDrainPage); this module only builds the
 statements they describe.
 """
 
@@ -39,7 +39,7 @@ class MatmulLowerer(Lowerer):
         super().__init__(fn, enc, plans, facts)
 
     FACTS: ClassVar[frozenset[str]] = Lowerer.FACTS | {
-        "DrainPage", "RowDrainPage", "BPage", "BSlice", "BRowWin", "BColWin", "BStore", "BReload", "BReloadAt",
+        "DrainPage", "RowDrainPage", "BPage", "BSlice", "BRowWin", "BColWin", "BStore", "BStoreOne", "BReload", "BReloadAt",
         "BReloadSide", "BmmBaseRow", "ViewOperand", "BPageCast", "BmmGeom",
     }  # fmt: skip
 
@@ -146,6 +146,7 @@ class _BmmPages:
         self.row_at = {r[1]: r[2] for r in rows("BRowWin")}
         self.col_at = {r[1]: r[2] for r in rows("BColWin")}
         self.stores = {r[1]: (r[2], r[3]) for r in rows("BStore")}
+        self.stores_one = {r[1]: (as_int(r[2]), r[3], r[4]) for r in rows("BStoreOne")}
         self.reloads = {(r[1], r[2]): r[3:] for r in rows("BReload")}
         self.static_at = {(r[1], r[2]): (r[3], r[4]) for r in rows("BReloadAt")}
         self.reload_sides = {r[1]: r[2:] for r in rows("BReloadSide")}
@@ -282,6 +283,17 @@ class _BmmPages:
         part = self.page.bind(f"matmul_acc_{i}", "matmul-acc", "tile.matmul_acc", args)
         self.acc = self.page.bind(self.name, "assemble", "tile.assemble", (self.acc, part, offset))
 
+    def store_at(self, i: int, store: Call) -> tuple[MakeTuple, Any]:
+        """Page i's store offsets and its window term: over one static batch axis the batch offset is an integer
+        before the matrix offsets every page shares (BStoreOne), else the offsets are a term (BStore)."""
+        one = self.stores_one.get(i)
+        if one is None:
+            offsets, window = self.stores[i]
+            return self.low.tuple_of(offsets, store), window
+        batch, tail, window = one
+        decode, span = self.low.decode, store.span
+        return MakeTuple((decode.const(batch, span), *decode.dims(tail, span)), span), window
+
     def matmul_page(self, i: int, lp: Var, rp: Var) -> None:
         """A page's matmul, moved to Vec (and cast) where the rules say so, then assembled into the staging tile
         (general, B-135) or stored through the consuming store's window (fused, B-136)."""
@@ -300,8 +312,8 @@ class _BmmPages:
             return
         store = self.info.store
         assert store is not None and isinstance(store.value, Call)
-        offsets, window = self.stores[i]
-        page_args: list[Expr] = [res, self.low.tuple_of(offsets, store.value), self.store_args[2]]
+        offsets, window = self.store_at(i, store.value)
+        page_args: list[Expr] = [res, offsets, self.store_args[2]]
         if isinstance(window, Term) and window.op != "DNil":
             page_args.append(self.low.tuple_of(window, store.value))
         value = with_operands(store.value, tuple(page_args), type_of(self.store_args[2]))
