@@ -1,6 +1,6 @@
 """Lowering of the batched matmul family's plans (behaviours.md §K-§O).
 
-Pages, windows, re-loads and drains all come from the facts the rules derived (BPage, BSlice, BReloadSide with
+Pages, windows, re-loads and drains all come from the facts the rules derived (BPage, BSliceSide, BReloadSide with
 BReloadAt or BReload, BRowWin, BColWin, BStore or BStoreOne, DrainPage, RowDrainPage); this module only builds the
 statements they describe.
 """
@@ -39,7 +39,7 @@ class MatmulLowerer(Lowerer):
         super().__init__(fn, enc, plans, facts)
 
     FACTS: ClassVar[frozenset[str]] = Lowerer.FACTS | {
-        "DrainPage", "RowDrainPage", "BPage", "BSlice", "BRowWin", "BColWin", "BStore", "BStoreOne", "BReload", "BReloadAt",
+        "DrainPage", "RowDrainPage", "BPage", "BSliceSide", "BRowWin", "BColWin", "BStore", "BStoreOne", "BReload", "BReloadAt",
         "BReloadSide", "BmmBaseRow", "ViewOperand", "BPageCast", "BmmGeom",
     }  # fmt: skip
 
@@ -142,7 +142,7 @@ class _BmmPages:
             return [r for r in low.facts(name) if r[0] == sid]
 
         self.pages = sorted((r[1], r[2], r[3]) for r in rows("BPage"))
-        self.slices = {(r[1], r[2]): r[3:] for r in rows("BSlice")}
+        self.slice_sides = {as_int(r[1]): tuple(as_int(x) for x in r[2:]) for r in rows("BSliceSide")}
         self.row_at = {r[1]: r[2] for r in rows("BRowWin")}
         self.col_at = {r[1]: r[2] for r in rows("BColWin")}
         self.stores = {r[1]: (r[2], r[3]) for r in rows("BStore")}
@@ -231,8 +231,8 @@ class _BmmPages:
         """Page b of one side: re-loaded from its tensor (B-138), or a slice of the whole operand (B-137)."""
         label, call = ("lhs" if side == 0 else "rhs"), self.call
         if self.routes[side] != 0:
-            row, col, r, c = (as_int(x) for x in self.slices[(i, side)])
-            sliced = (operand, self.pair(r, c), self.pair(row, col))
+            row_step, col_step, r, c = self.slice_sides[side]
+            sliced = (operand, self.pair(r, c), self.pair(b * row_step, b * col_step))
             return self.page.bind(f"{label}_slice_{b}", f"{label}-slice", "tile.slice", sliced)
         at = self.static_at.get((i, side))
         if at is not None:  # a static window, in integers
