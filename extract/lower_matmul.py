@@ -1,8 +1,8 @@
 """Lowering of the batched matmul family's plans (behaviours.md §K-§O).
 
 Pages, windows, re-loads and drains all come from the facts the rules derived (BPage, BSliceSide, BReloadSide with
-BReloadAt or BReload, BRowWin, BColWin, BStore or BStoreOne, DrainPage, RowDrainPage); this module only builds the
-statements they describe.
+BReloadAt, BReloadStep or BReload, BRowWin, BColWin, BStore or BStoreOne, DrainPage, RowDrainPage); this module
+only builds the statements they describe.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class MatmulLowerer(Lowerer):
         super().__init__(fn, enc, plans, facts)
 
     FACTS: ClassVar[frozenset[str]] = Lowerer.FACTS | {
-        "DrainPage", "RowDrainPage", "BPage", "BSliceSide", "BRowWin", "BColWin", "BStore", "BStoreOne", "BReload", "BReloadAt",
+        "DrainPage", "RowDrainPage", "BPage", "BSliceSide", "BRowWin", "BColWin", "BStore", "BStoreOne", "BReload", "BReloadAt", "BReloadStep",
         "BReloadSide", "BmmBaseRow", "ViewOperand", "BPageCast", "BmmGeom",
     }  # fmt: skip
 
@@ -149,6 +149,7 @@ class _BmmPages:
         self.stores_one = {r[1]: (as_int(r[2]), r[3], r[4]) for r in rows("BStoreOne")}
         self.reloads = {(r[1], r[2]): r[3:] for r in rows("BReload")}
         self.static_at = {(r[1], r[2]): (r[3], r[4]) for r in rows("BReloadAt")}
+        self.reload_steps = {as_int(r[1]): tuple(as_int(x) for x in r[2:]) for r in rows("BReloadStep")}
         self.reload_sides = {r[1]: r[2:] for r in rows("BReloadSide")}
         self.bases = {r[1]: r[2] for r in rows("BmmBaseRow")}
         self.views = {as_int(r[1]) for r in rows("ViewOperand")}
@@ -235,6 +236,10 @@ class _BmmPages:
             sliced = (operand, self.pair(r, c), self.pair(b * row_step, b * col_step))
             return self.page.bind(f"{label}_slice_{b}", f"{label}-slice", "tile.slice", sliced)
         at = self.static_at.get((i, side))
+        step = self.reload_steps.get(side)
+        if at is None and step is not None:  # over at most one batch axis: the page's digit moves the row
+            row, stride, extent, col = step
+            at = (row + (b % extent) * stride, col)
         if at is not None:  # a static window, in integers
             view_shape, x, y = self.reload_sides[side]
             pos: MakeTuple = self.pair(as_int(at[0]), as_int(at[1]))
