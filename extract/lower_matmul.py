@@ -166,6 +166,7 @@ class _BmmPages:
         self.page = PageCalls(self.span, s.span, out)
         # a side re-loads every page through the same 2-D view of its tensor, with the same window
         self.reloaded: dict[tuple[int, int, int, int], tuple[Call, MakeTuple, Call, dict[str, Any]]] = {}
+        self.windows: dict[int, tuple[Term, MakeTuple]] = {}  # the store windows made so far, by term
         self.acc: Expr | None = substitute(self.info.acc, ctx) if self.info.acc is not None else None
         self.init = substitute(self.info.init_cond, ctx) if self.info.init_cond is not None else None
         self.store_args: list[Expr] = []
@@ -288,6 +289,13 @@ class _BmmPages:
         part = self.page.bind(f"matmul_acc_{i}", "matmul-acc", "tile.matmul_acc", args)
         self.acc = self.page.bind(self.name, "assemble", "tile.assemble", (self.acc, part, offset))
 
+    def store_window(self, window: Term, store: Call) -> MakeTuple:
+        """The store's window as a tuple literal: one object for every page (the rules state one window a store)."""
+        hit = self.windows.get(id(window))
+        if hit is None or hit[0] is not window:
+            hit = self.windows[id(window)] = (window, self.low.tuple_of(window, store))
+        return hit[1]
+
     def store_at(self, i: int, store: Call) -> tuple[MakeTuple, Any]:
         """Page i's store offsets and its window term: over one static batch axis the batch offset is an integer
         before the matrix offsets every page shares (BStoreOne), else the offsets are a term (BStore)."""
@@ -320,7 +328,7 @@ class _BmmPages:
         offsets, window = self.store_at(i, store.value)
         page_args: list[Expr] = [res, offsets, self.store_args[2]]
         if isinstance(window, Term) and window.op != "DNil":
-            page_args.append(self.low.tuple_of(window, store.value))
+            page_args.append(self.store_window(window, store.value))
         value = with_operands(store.value, tuple(page_args), type_of(self.store_args[2]))
         self.store_args[2] = self.page.emit(f"{store.var.name}_{i}", value)
         self.last = self.store_args[2]
