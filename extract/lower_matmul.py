@@ -39,8 +39,8 @@ class MatmulLowerer(Lowerer):
         super().__init__(fn, enc, plans, facts)
 
     FACTS: ClassVar[frozenset[str]] = Lowerer.FACTS | {
-        "DrainPage", "RowDrainPage", "BPage", "BSliceSide", "BRowWin", "BColWin", "BStore", "BStoreOne", "BReload", "BReloadAt", "BReloadStep",
-        "BReloadSide", "BmmBaseRow", "ViewOperand", "BPageCast", "BmmGeom",
+        "DrainPage", "RowDrainPage", "BPage", "BSliceSide", "BRowWin", "BColWin", "BStore", "BStoreOne",
+        "BReload", "BReloadAt", "BReloadStep", "BReloadSide", "BmmBaseRow", "ViewOperand", "BPageCast", "BmmGeom",
     }  # fmt: skip
 
     HANDLERS: ClassVar[dict[str, str]] = {

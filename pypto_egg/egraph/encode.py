@@ -114,9 +114,8 @@ class Encoding:
     _opnds: dict[tuple[Any, ...], int] = field(default_factory=lambda: {(): 0})
     _static_lists: dict[tuple[int, ...], int] = field(default_factory=dict)
     _merged: set[int] = field(default_factory=set)  # the static shapes whose FlatRow is written
-    _load_offsets: dict[int, tuple[int, int]] = field(
-        default_factory=dict
-    )  # load sid -> offsets, tensor dims ids
+    # load sid -> the list ids of its offsets and of its tensor's dims
+    _load_offsets: dict[int, tuple[int, int]] = field(default_factory=dict)
     _static_ids: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = field(
         default_factory=dict
     )  # values, dim ids
