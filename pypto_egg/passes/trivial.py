@@ -10,7 +10,7 @@ from __future__ import annotations
 from pypto_egg.extract.lower import Lowerer
 
 from ..egraph.encode import BMM_OPS, Encoding
-from ..ir.expr import Call, MakeTuple, tile_operand_types, type_of
+from ..ir.expr import Call, MakeTuple, TupleGetItem, Var, type_of
 from ..ir.stmt import AssignStmt, EvalStmt, ForStmt, Function, IfStmt, WhileStmt
 from ..ir.types import MemorySpace, TensorType, TileType, is_nd_tile
 from ..ir.walk import blocks
@@ -49,16 +49,19 @@ def _scan(fn: Function) -> tuple[bool, bool] | None:
     one of its statements (a tile op with attrs other than a load, or one reading a tile that binds a MemRef), and
     whether TileOps2D holds: no N-D tile is left to it, so only a transpose without its four operands (one of
     three goes through the e-graph) or an assemble's offset that is not a (row, col) literal can break it (B-211,
-    B-212)."""
+    B-212). Most functions of a model are such 2-D kernels, so each statement is one pass over its operands, and
+    only the ops `_acted_on` names have a second look."""
     if any(is_nd_tile(p.var.type) for p in fn.params):
         return None
+    tile = TileType
     retouched = False
     holds_2d = True
     for block in blocks(fn.body):
         for s in block:
             value: object
             if type(s) is AssignStmt:
-                if is_nd_tile(s.var.type):
+                t = s.var.type
+                if type(t) is tile and len(t.shape) > 2:
                     return None
                 value = s.value
             elif type(s) is EvalStmt:
@@ -74,17 +77,25 @@ def _scan(fn: Function) -> tuple[bool, bool] | None:
             if type(value) is not Call or value.is_function:
                 continue
             nd_operand = memref = False
-            for t in tile_operand_types(value.args):
-                if len(t.shape) > 2:
-                    nd_operand = True
-                if t.memref is not None:
-                    memref = True
-            if value.op.startswith("tile."):
-                if nd_operand or _acted_on(value):
+            for a in value.args:  # (the tile operands, as `tile_operand_types` finds them)
+                if type(a) is Var or type(a) is Call:
+                    t = a.type
+                elif type(a) is TupleGetItem:
+                    t = type_of(a)
+                else:
+                    continue
+                if type(t) is tile:
+                    if len(t.shape) > 2:
+                        nd_operand = True
+                    if t.memref is not None:
+                        memref = True
+            op = value.op
+            if op.startswith("tile."):
+                if nd_operand or is_nd_tile(value.type) or (op in _LOOKED_AT and _acted_on(value)):
                     return None
-                if memref or (value.attrs and value.op != "tile.load"):
+                if memref or (value.attrs and op != "tile.load"):
                     retouched = True
-                if value.op in _VERIFIED_FORMS and not _verified_form(value):
+                if op in _VERIFIED_FORMS and not _verified_form(value):
                     holds_2d = False
             elif nd_operand or is_nd_tile(value.type):
                 return None  # (an N-D tile the preconditions look at, B-010)
@@ -106,9 +117,10 @@ def _verified_form(call: Call) -> bool:
 
 
 def _acted_on(call: Call) -> bool:
-    """Whether some rule acts on this tile op, none of whose operands is an N-D tile."""
+    """Whether some rule acts on this tile op (one of `_LOOKED_AT`), none of whose operands or results is an N-D
+    tile."""
     op = call.op
-    if op in BMM_OPS or is_nd_tile(call.type):
+    if op in BMM_OPS:
         return True
     if op == "tile.store" and len(call.args) > 2:
         dst = type_of(call.args[2])
@@ -119,3 +131,6 @@ def _acted_on(call: Call) -> bool:
         t = type_of(call.args[0])
         return isinstance(t, TileType) and t.memory in (None, MemorySpace.Acc)
     return False
+
+
+_LOOKED_AT = frozenset({*BMM_OPS, "tile.store", "tile.transpose", *_ACC_WINDOW_OPS})  # what `_acted_on` tells
