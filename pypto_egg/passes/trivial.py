@@ -10,7 +10,7 @@ from __future__ import annotations
 from pypto_egg.extract.lower import Lowerer
 
 from ..egraph.encode import BMM_OPS, Encoding
-from ..ir.expr import Call, MakeTuple, TupleGetItem, Var, type_of
+from ..ir.expr import Call, MakeTuple, tile_operand_types, type_of
 from ..ir.stmt import AssignStmt, EvalStmt, ForStmt, Function, IfStmt, WhileStmt
 from ..ir.types import MemorySpace, TensorType, TileType, is_nd_tile
 from ..ir.walk import blocks
@@ -77,18 +77,11 @@ def _scan(fn: Function) -> tuple[bool, bool] | None:
             if type(value) is not Call or value.is_function:
                 continue
             nd_operand = memref = False
-            for a in value.args:  # (the tile operands, as `tile_operand_types` finds them)
-                if type(a) is Var or type(a) is Call:
-                    t = a.type
-                elif type(a) is TupleGetItem:
-                    t = type_of(a)
-                else:
-                    continue
-                if type(t) is tile:
-                    if len(t.shape) > 2:
-                        nd_operand = True
-                    if t.memref is not None:
-                        memref = True
+            for t in tile_operand_types(value.args):
+                if len(t.shape) > 2:
+                    nd_operand = True
+                if t.memref is not None:
+                    memref = True
             op = value.op
             if op.startswith("tile."):
                 if nd_operand or is_nd_tile(value.type) or (op in _LOOKED_AT and _acted_on(value)):
