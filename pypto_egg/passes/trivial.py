@@ -49,19 +49,16 @@ def _scan(fn: Function) -> tuple[bool, bool] | None:
     one of its statements (a tile op with attrs other than a load, or one reading a tile that binds a MemRef), and
     whether TileOps2D holds: no N-D tile is left to it, so only a transpose without its four operands (one of
     three goes through the e-graph) or an assemble's offset that is not a (row, col) literal can break it (B-211,
-    B-212). Most functions of a model are such 2-D kernels, so each statement is one pass over its operands, and
-    only the ops `_acted_on` names have a second look."""
+    B-212). Most functions of a model are such 2-D kernels: only the ops `_acted_on` names have a second look."""
     if any(is_nd_tile(p.var.type) for p in fn.params):
         return None
-    tile = TileType
     retouched = False
     holds_2d = True
     for block in blocks(fn.body):
         for s in block:
             value: object
             if type(s) is AssignStmt:
-                t = s.var.type
-                if type(t) is tile and len(t.shape) > 2:
+                if is_nd_tile(s.var.type):
                     return None
                 value = s.value
             elif type(s) is EvalStmt:
