@@ -7,13 +7,16 @@ sends the function through the full pipeline. `tests/test_skip_trivial.py` check
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pypto_egg.extract.lower import Lowerer
 
 from ..egraph.encode import BMM_OPS, Encoding
-from ..ir.expr import Call, MakeTuple, tile_operand_types, type_of
+from ..ir.expr import Call, tile_operand_types, type_of
 from ..ir.stmt import AssignStmt, EvalStmt, ForStmt, Function, IfStmt, WhileStmt
 from ..ir.types import MemorySpace, TensorType, TileType, is_nd_tile
 from ..ir.walk import blocks
+from .verify import VERIFIED_FORMS, form_holds
 
 # ops on a tile a rule may rewrite although every tile is 2-D
 _ACC_WINDOW_OPS = ("tile.slice", "tile.assemble")  # accumulator row windows (§O)
@@ -49,7 +52,7 @@ def _scan(fn: Function) -> tuple[bool, bool] | None:
     one of its statements (a tile op with attrs other than a load, or one reading a tile that binds a MemRef), and
     whether TileOps2D holds: no N-D tile is left to it, so only a transpose without its four operands (one of
     three goes through the e-graph) or an assemble's offset that is not a (row, col) literal can break it (B-211,
-    B-212). Most functions of a model are such 2-D kernels: only the ops `_acted_on` names have a second look."""
+    B-212). Most functions of a model are such 2-D kernels: only the ops `_ACTED_ON` names have a second look."""
     if any(is_nd_tile(p.var.type) for p in fn.params):
         return None
     retouched = False
@@ -81,46 +84,38 @@ def _scan(fn: Function) -> tuple[bool, bool] | None:
                     memref = True
             op = value.op
             if op.startswith("tile."):
-                if nd_operand or is_nd_tile(value.type) or (op in _LOOKED_AT and _acted_on(value)):
+                acted_on = _ACTED_ON.get(op)
+                if nd_operand or is_nd_tile(value.type) or (acted_on is not None and acted_on(value)):
                     return None
                 if memref or (value.attrs and op != "tile.load"):
                     retouched = True
-                if op in _VERIFIED_FORMS and not _verified_form(value):
+                if op in VERIFIED_FORMS and not form_holds(value):
                     holds_2d = False
             elif nd_operand or is_nd_tile(value.type):
                 return None  # (an N-D tile the preconditions look at, B-010)
     return retouched, holds_2d
 
 
-# the ops whose form TileOps2D checks (B-211, B-212)
-_VERIFIED_FORMS = frozenset({"tile.transpose", "tile.assemble"})
+def _store_into_nd(call: Call) -> bool:
+    """A store into a tensor of rank > 2 gets its partition window (B-056)."""
+    if len(call.args) <= 2:
+        return False
+    dst = type_of(call.args[2])
+    return isinstance(dst, TensorType) and dst.rank > 2
 
 
-def _verified_form(call: Call) -> bool:
-    """A transpose has its four operands, an assemble's offset is a (row, col) literal."""
-    if call.op == "tile.transpose":
-        return len(call.args) == 4
-    if len(call.args) != 3:
-        return True
-    offset = call.args[2]
-    return type(offset) is MakeTuple and len(offset.elements) == 2
+def _window_of_acc(call: Call) -> bool:
+    """A window of an accumulator (or of a tile not yet placed) may be row-packed (§O)."""
+    if not call.args:
+        return False
+    t = type_of(call.args[0])
+    return isinstance(t, TileType) and t.memory in (None, MemorySpace.Acc)
 
 
-def _acted_on(call: Call) -> bool:
-    """Whether some rule acts on this tile op (one of `_LOOKED_AT`), none of whose operands or results is an N-D
-    tile."""
-    op = call.op
-    if op in BMM_OPS:
-        return True
-    if op == "tile.store" and len(call.args) > 2:
-        dst = type_of(call.args[2])
-        return isinstance(dst, TensorType) and dst.rank > 2
-    if op == "tile.transpose":
-        return len(call.args) == 3
-    if op in _ACC_WINDOW_OPS and call.args:
-        t = type_of(call.args[0])
-        return isinstance(t, TileType) and t.memory in (None, MemorySpace.Acc)
-    return False
-
-
-_LOOKED_AT = frozenset({*BMM_OPS, "tile.store", "tile.transpose", *_ACC_WINDOW_OPS})  # what `_acted_on` tells
+# the tile ops some rule acts on although none of their operands or results is an N-D tile, each with what tells
+_ACTED_ON: dict[str, Callable[[Call], bool]] = {
+    **{op: lambda _call: True for op in BMM_OPS},
+    "tile.store": _store_into_nd,
+    "tile.transpose": lambda call: len(call.args) == 3,  # its scratch tile
+    **{op: _window_of_acc for op in _ACC_WINDOW_OPS},
+}

@@ -6,7 +6,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from ..errors import VerificationError
-from ..ir.expr import MakeTuple, tile_operand_types
+from ..ir.expr import Call, MakeTuple, tile_operand_types
 from ..ir.span import Span
 from ..ir.stmt import AssignStmt, Program
 from ..ir.types import TileType
@@ -47,21 +47,41 @@ def tile_ops_2d_diagnostics(program: Program, checked: Collection[str] = ()) -> 
             if type(result) is TileType and len(result.shape) > 2:
                 report(f"Tile op '{op}' in InCore function '{fn.name}' produces >2D tile (should have been "
                        f"flattened to 2D)", stmt.span or call.span)  # fmt: skip
-            if op == "tile.transpose" and len(call.args) != 4:
-                report(f"tile.transpose in InCore function '{fn.name}' has {len(call.args)} arguments (expected 4: "
-                       f"input, axis1, axis2, scratch after FlattenTileNdTo2D)", stmt.span or call.span)  # fmt: skip
-            if op == "tile.assemble" and len(call.args) == 3:
-                offset = call.args[2]
-                if not isinstance(offset, MakeTuple):
-                    report(f"tile.assemble in InCore function '{fn.name}' has a non-literal offset (expected a "
-                           f"2-element (row, col) tuple after FlattenTileNdTo2D)", stmt.span or call.span)  # fmt: skip
-                elif len(offset.elements) != 2:
-                    report(f"tile.assemble in InCore function '{fn.name}' has a rank-{len(offset.elements)} offset "
-                           f"(expected 2: row, col after FlattenTileNdTo2D)", stmt.span or call.span)  # fmt: skip
+            if op in VERIFIED_FORMS and not form_holds(call):
+                report(_form_message(call, fn.name), stmt.span or call.span)
             if tile_operand_types(call.args, 3):
                 report(f"Tile op '{op}' in InCore function '{fn.name}' has >2D tile argument (should have been "
                        f"flattened to 2D)", stmt.span or call.span)  # fmt: skip
     return out
+
+
+VERIFIED_FORMS = frozenset(
+    {"tile.transpose", "tile.assemble"}
+)  # the ops whose operands' form TileOps2D checks
+
+
+def form_holds(call: Call) -> bool:
+    """B-211, B-212: a transpose has its four operands (the scratch tile last); a three-operand assemble's offset is
+    a (row, col) literal."""
+    if call.op == "tile.transpose":
+        return len(call.args) == 4
+    if call.op != "tile.assemble" or len(call.args) != 3:
+        return True
+    offset = call.args[2]
+    return type(offset) is MakeTuple and len(offset.elements) == 2
+
+
+def _form_message(call: Call, fn_name: str) -> str:
+    """What a call `form_holds` refuses is missing."""
+    if call.op == "tile.transpose":
+        return (f"tile.transpose in InCore function '{fn_name}' has {len(call.args)} arguments (expected 4: input, "
+                f"axis1, axis2, scratch after FlattenTileNdTo2D)")  # fmt: skip
+    offset = call.args[2]
+    if not isinstance(offset, MakeTuple):
+        return (f"tile.assemble in InCore function '{fn_name}' has a non-literal offset (expected a 2-element "
+                f"(row, col) tuple after FlattenTileNdTo2D)")  # fmt: skip
+    return (f"tile.assemble in InCore function '{fn_name}' has a rank-{len(offset.elements)} offset (expected 2: "
+            f"row, col after FlattenTileNdTo2D)")  # fmt: skip
 
 
 def verify_tile_ops_2d(program: Program, checked: Collection[str] = ()) -> None:
