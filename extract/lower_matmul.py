@@ -7,6 +7,7 @@ only builds the statements they describe.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -125,6 +126,10 @@ class MatmulLowerer(Lowerer):
         pages.lower()
 
 
+_LOAD_ROLE = ("lhs-load", "rhs-load")  # a side's page calls of one kind (PageCalls' roles)
+_VIEW_ROLE = ("lhs-view", "rhs-view")
+
+
 class _BmmPages:
     """One batched matmul's pages: the facts the rules derived for it, read once, and the statements each page
     takes in the plan's mode (fast, fused, general, acc-fast, acc-rows, acc-cols, packed-producer)."""
@@ -176,6 +181,21 @@ class _BmmPages:
         """(a, b) as a tuple literal at the statement's span (a value's constant is one object for every page)."""
         const, span = self.low.decode.const, self.span
         return MakeTuple((const(a, span), const(b, span)), span)
+
+    @functools.cached_property
+    def extent(self) -> MakeTuple:
+        """A page's [M, N] box: one literal every accumulator window shares."""
+        return self.pair(self.m, self.n)
+
+    @functools.cached_property
+    def slicing(self) -> dict[int, tuple[str, str, int, int, MakeTuple]]:
+        """Each sliced side's variable name, role, row and column step a page, and its [rows, cols] extent: one
+        literal every page's slice shares."""
+        return {
+            side: (f"{'lhs' if side == 0 else 'rhs'}_slice_", f"{'lhs' if side == 0 else 'rhs'}-slice", row_step,
+                   col_step, self.pair(r, c))
+            for side, (row_step, col_step, r, c) in self.slice_sides.items()
+        }  # fmt: skip
 
     def check_accumulator(self) -> None:
         """The rules refuse an accumulator that stays N-D (bmm-accumulator-stays-nd, B-150); one reaching here
@@ -231,11 +251,11 @@ class _BmmPages:
 
     def operand(self, side: int, i: int, b: int, operand: Expr) -> Var:
         """Page b of one side: re-loaded from its tensor (B-138), or a slice of the whole operand (B-137)."""
-        label, call = ("lhs" if side == 0 else "rhs"), self.call
         if self.routes[side] != 0:
-            row_step, col_step, r, c = self.slice_sides[side]
-            sliced = (operand, self.pair(r, c), self.pair(b * row_step, b * col_step))
-            return self.page.bind(f"{label}_slice_{b}", f"{label}-slice", "tile.slice", sliced)
+            name, role, row_step, col_step, box = self.slicing[side]
+            sliced = (operand, box, self.pair(b * row_step, b * col_step))
+            return self.page.bind(f"{name}{b}", role, "tile.slice", sliced)
+        label = "lhs" if side == 0 else "rhs"
         at = self.static_at.get((i, side))
         step = self.reload_steps.get(side)
         if at is None and step is not None:  # over at most one batch axis: the page's digit moves the row
@@ -246,19 +266,14 @@ class _BmmPages:
             pos: MakeTuple = self.pair(as_int(at[0]), as_int(at[1]))
         else:
             view_shape, pos_term, x, y = self.reloads[(i, side)]
-            pos = self.low.tuple_of(pos_term, call)
+            pos = self.low.tuple_of(pos_term, self.call)
         view_call, window, base, kwargs = self.reload_view(side, view_shape, x, y)
-        view = self.page.emit(f"{label}_pbview2d_{b}", view_call)
-        loaded = self.page.bind(
-            f"{label}_pbload_{b}",
-            f"{label}-load",
-            "tile.load",
-            (view, pos, window, window),
-            kwargs,
-            base.attrs,
-        )
+        page = self.page
+        view = page.emit(f"{label}_pbview2d_{b}", view_call)
+        loaded = page.bind(f"{label}_pbload_{b}", _LOAD_ROLE[side], "tile.load", (view, pos, window, window), kwargs,
+                           base.attrs)  # fmt: skip
         if side in self.views:
-            return self.page.bind(f"{label}_pbview_{b}", f"{label}-view", "tile.transpose_view", (loaded,))
+            return page.bind(f"{label}_pbview_{b}", _VIEW_ROLE[side], "tile.transpose_view", (loaded,))
         return loaded
 
     def reload_view(
@@ -283,8 +298,7 @@ class _BmmPages:
     def accumulate(self, i: int, offset: MakeTuple, lp: Var, rp: Var, cond: Expr | None) -> None:
         """A window of the accumulator at `offset`, its matmul_acc, and its writeback at the same offset."""
         assert self.acc is not None
-        extent = self.pair(self.m, self.n)
-        win = self.page.bind(f"acc_page_{i}", "acc-window", "tile.slice", (self.acc, extent, offset))
+        win = self.page.bind(f"acc_page_{i}", "acc-window", "tile.slice", (self.acc, self.extent, offset))
         args = (win, lp, rp) if cond is None else (win, lp, rp, cond)
         part = self.page.bind(f"matmul_acc_{i}", "matmul-acc", "tile.matmul_acc", args)
         self.acc = self.page.bind(self.name, "assemble", "tile.assemble", (self.acc, part, offset))
@@ -326,9 +340,9 @@ class _BmmPages:
         store = self.info.store
         assert store is not None and isinstance(store.value, Call)
         offsets, window = self.store_at(i, store.value)
-        page_args: list[Expr] = [res, offsets, self.store_args[2]]
+        into = self.store_args[2]
+        page_args: tuple[Expr, ...] = (res, offsets, into)
         if isinstance(window, Term) and window.op != "DNil":
-            page_args.append(self.store_window(window, store.value))
-        value = with_operands(store.value, tuple(page_args), type_of(self.store_args[2]))
-        self.store_args[2] = self.page.emit(f"{store.var.name}_{i}", value)
-        self.last = self.store_args[2]
+            page_args += (self.store_window(window, store.value),)
+        value = with_operands(store.value, page_args, type_of(into))
+        self.store_args[2] = self.last = self.page.emit(f"{store.var.name}_{i}", value)
