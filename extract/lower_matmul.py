@@ -126,8 +126,9 @@ class MatmulLowerer(Lowerer):
         pages.lower()
 
 
-_LOAD_ROLE = ("lhs-load", "rhs-load")  # a side's page calls of one kind (PageCalls' roles)
-_VIEW_ROLE = ("lhs-view", "rhs-view")
+_SIDES = ("lhs", "rhs")  # a batched matmul's operand sides, as its page variables are named
+_LOAD_ROLE = tuple(f"{side}-load" for side in _SIDES)  # a side's page calls of one kind (PageCalls' roles)
+_VIEW_ROLE = tuple(f"{side}-view" for side in _SIDES)
 
 
 class _BmmPages:
@@ -192,10 +193,9 @@ class _BmmPages:
         """Each sliced side's variable name, role, row and column step a page, and its [rows, cols] extent: one
         literal every page's slice shares."""
         return {
-            side: (f"{'lhs' if side == 0 else 'rhs'}_slice_", f"{'lhs' if side == 0 else 'rhs'}-slice", row_step,
-                   col_step, self.pair(r, c))
+            side: (f"{_SIDES[side]}_slice_", f"{_SIDES[side]}-slice", row_step, col_step, self.pair(r, c))
             for side, (row_step, col_step, r, c) in self.slice_sides.items()
-        }  # fmt: skip
+        }
 
     def check_accumulator(self) -> None:
         """The rules refuse an accumulator that stays N-D (bmm-accumulator-stays-nd, B-150); one reaching here
@@ -255,7 +255,7 @@ class _BmmPages:
             name, role, row_step, col_step, box = self.slicing[side]
             sliced = (operand, box, self.pair(b * row_step, b * col_step))
             return self.page.bind(f"{name}{b}", role, "tile.slice", sliced)
-        label = "lhs" if side == 0 else "rhs"
+        label = _SIDES[side]
         at = self.static_at.get((i, side))
         step = self.reload_steps.get(side)
         if at is None and step is not None:  # over at most one batch axis: the page's digit moves the row
