@@ -114,31 +114,55 @@ def test_dag_cost_counts_a_shared_subterm_once():
 
 def test_fact_files_hold_each_row_and_refuse_a_malformed_one(tmp_path):
     from pypto_egg.egraph.encode import Encoding
+    from pypto_egg.egraph.fact_folder import FactFolder
     from pypto_egg.errors import InternalError
 
     enc = Encoding()
     enc.rows["GenericRow"] += [(0, "tile.exp", 1, 2), (1, "tile.add", 3, 2)]
     enc.rows["OpndFloatRow"].append((4, 0.5, 0))
-    commands = enc.write_facts(tmp_path)
+    commands = enc.write_facts(FactFolder(tmp_path))
     assert commands == ['(input OpndFloatRow "OpndFloatRow.tsv")', '(input GenericRow "GenericRow.tsv")']
     assert (tmp_path / "GenericRow.tsv").read_text() == "0\ttile.exp\t1\t2\n1\ttile.add\t3\t2\n"
     assert (tmp_path / "OpndFloatRow.tsv").read_text() == "4\t0.5\t0\n"
     for bad in [(2, "tile.exp", 1), (2, "tile\tadd", 1, 2), (2, "tile.add", 1, 2, 5)]:
         enc.rows["GenericRow"].append(bad)
         with pytest.raises(InternalError, match=r"GenericRow row .* is not 4 tab-free cells"):
-            enc.write_facts(tmp_path)
+            enc.write_facts(FactFolder(tmp_path))
         enc.rows["GenericRow"].pop()
+
+
+def test_a_fact_folder_rewrites_its_files_in_place_and_cleans_up(tmp_path):
+    import os
+    from pathlib import Path
+
+    from pypto_egg.egraph.fact_folder import FactFolder
+
+    given = FactFolder(tmp_path)
+    given.write("R.tsv", "1\t2\n3\t4\n")
+    path = given.write("R.tsv", "5\t6\n")  # shorter: nothing of the longer text stays behind it
+    assert path == os.path.join(str(tmp_path), "R.tsv")
+    assert (tmp_path / "R.tsv").read_text() == "5\t6\n"
+    given.write("R.tsv", "")
+    assert (tmp_path / "R.tsv").read_text() == ""
+    given.cleanup()
+    assert tmp_path.is_dir()  # a given folder stays, its files closed
+    own = FactFolder()
+    own.write("S.tsv", "7\n")
+    assert Path(own.path, "S.tsv").read_text() == "7\n"
+    own.cleanup()
+    assert not os.path.exists(own.path)
 
 
 def test_facts_load_through_one_include_from_any_folder_name(tmp_path):
     import egglog.bindings as eb
 
     from pypto_egg.egraph.engine import load_facts
+    from pypto_egg.egraph.fact_folder import FactFolder
 
     folder = tmp_path / 'a "quoted" folder\\with a backslash'
     folder.mkdir()
     (folder / "R.tsv").write_text("1\t2\n3\t4\n")
     eg = eb.EGraph(fact_directory=str(folder))
     eg.run_program(*eg.parse_program("(relation R (i64 i64))"))
-    load_facts(eg, str(folder), ['(input R "R.tsv")'])
+    load_facts(eg, FactFolder(folder), ['(input R "R.tsv")'])
     assert [getattr(o, "size", None) for o in eg.run_program(*eg.parse_program("(print-size R)"))] == [2]

@@ -8,11 +8,9 @@ skeleton stays in Python: the lowering walks the same statements and reads each 
 from __future__ import annotations
 
 import math
-import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 from itertools import chain
-from pathlib import Path
 from typing import Any
 
 from ..backend import DEFAULT_FRACTAL_ROWS
@@ -23,6 +21,7 @@ from ..ir.stmt import (
     Stmt,
 )
 from ..ir.types import MemorySpace, TensorType, TileType
+from .fact_folder import FactFolder
 from .rules import fact_relations
 
 # relation name -> column count, as rules/encode.egg declares them
@@ -386,7 +385,7 @@ class Encoding:
 
     # ------------------------------------------------------------ files
 
-    def write_facts(self, directory: Path, only: frozenset[str] | None = None) -> list[str]:
+    def write_facts(self, folder: FactFolder, only: frozenset[str] | None = None) -> list[str]:
         """One tab-separated file per relation (of those in `only`, when given: the others no loaded rule
         reads); returns the `(input ...)` commands that load them."""
         undeclared = sorted(rel for rel, rows in self.rows.items() if rows and rel not in RELATIONS)
@@ -408,22 +407,10 @@ class Encoding:
                     r for r in rows if len(r) != arity or any("\t" in str(c) or "\n" in str(c) for c in r)
                 )
                 raise InternalError(f"{rel} row {bad} is not {arity} tab-free cells")
-            write_file(os.path.join(directory, rel + ".tsv"), text)
+            folder.write(rel + ".tsv", text)
             commands.append(f'(input {rel} "{rel}.tsv")')
         return commands
 
     @property
     def size(self) -> int:
         return sum(len(v) for v in self.rows.values())
-
-
-def write_file(path: str, text: str) -> None:
-    """Write a fact file through the descriptor calls: a program writes a dozen small files per call, and
-    the buffered text layers of `open` cost as much again as the system calls."""
-    data = memoryview(text.encode())
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        while data:
-            data = data[os.write(fd, data) :]
-    finally:
-        os.close(fd)

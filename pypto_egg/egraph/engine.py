@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import os
 import re
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -19,14 +18,14 @@ from ..errors import InternalError, RuleError, ScheduleLimitError, UserError
 from ..extract import ClassId, EGraphView, Extraction, Term, extract_roots
 from ..extract.cost import CostModel, DefaultCostModel, OptimalCostModel
 from ..ir.stmt import Program
-from .encode import Encoding, write_file
+from .encode import Encoding
 from .encoder import encode_functions
+from .fact_folder import FactFolder
 from .relevance import Relevance, all_rules, relevant_rules
 from .report import RunReport
 from .resident import (
     ResidentRules,
     check_not_forked_after_use,
-    facts_root,
     forked_since_import,
     ready_rules,
     resident_rules,
@@ -143,11 +142,11 @@ class EGraphRun:
         self._user_rules = bool(extra_rules)
         # after each stage's steps, run the stage as one ruleset and require that it changes nothing (the tests)
         self.check_schedule = os.environ.get("PYPTO_EGG_CHECK_SCHEDULE", "") not in ("", "0")
-        self._facts_dir = self._attach(reuse_rules)
+        self._fact_folder = self._attach(reuse_rules)
         self.report.times["load rules"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         try:  # the files are written here and read with the schedule's first call
-            self._inputs = self.encoding.write_facts(self._facts_dir, self.relevance.facts)
+            self._inputs = self.encoding.write_facts(self._fact_folder, self.relevance.facts)
         except BaseException:
             self.close()
             raise
@@ -160,7 +159,7 @@ class EGraphRun:
         self._facts: dict[str, list[tuple[Term | int | float | str | bool | None, ...]]] = {}
         self._plans: dict[int, Term | None] | None = None
 
-    def _attach(self, reuse_rules: bool) -> Path:
+    def _attach(self, reuse_rules: bool) -> FactFolder:
         """Take one of the owner thread's resident e-graphs, or load the live rules into one of this run's own; the
         folder its fact files are read from. The resident e-graph of exactly the live rules is the cheapest to
         run; until it is loaded (in the background, between programs) the smallest loaded one that holds them
@@ -184,12 +183,12 @@ class EGraphRun:
             shared.clean()  # the program before's reset first, then the steps' rulesets: both before a push,
             self._declare_steps()  # which would take the declarations away again with this program
             shared.begin()
-            return Path(shared.facts_dir.name)
-        self._own_facts = tempfile.TemporaryDirectory(prefix="pypto-egg-facts-", dir=facts_root())
-        self.egraph = eb.EGraph(fact_directory=self._own_facts.name)
+            return shared.facts
+        self._own_facts = FactFolder()
+        self.egraph = eb.EGraph(fact_directory=self._own_facts.path)
         load_rules(self.egraph, self.relevance.files)
         self._declare_steps()
-        return Path(self._own_facts.name)
+        return self._own_facts
 
     def close(self) -> None:
         """Take this function's facts off the thread's shared rules (a no-op for an e-graph of its own)."""
@@ -235,7 +234,7 @@ class EGraphRun:
         inputs, self._inputs = self._inputs, []
         stages = parse_schedule(schedule_text())
         if self._user_rules and self.relevance.runs(""):
-            load_facts(self.egraph, self._facts_dir, inputs, self._egglog_failed)
+            load_facts(self.egraph, self._fact_folder, inputs, self._egglog_failed)
             for stage in stages:
                 run = self._run_stage(stage, deadline)
                 self._record(stage, run.iterations, run.matches)
@@ -249,7 +248,7 @@ class EGraphRun:
                 self.check_schedule and steps
             ):  # the stage's rules as one ruleset, once more: nothing may change
                 runs.append(f"(run {whole} 1)")
-        outputs = load_facts(self.egraph, self._facts_dir, inputs + runs, self._egglog_failed)
+        outputs = load_facts(self.egraph, self._fact_folder, inputs + runs, self._egglog_failed)
         reports = [getattr(o, "report") for o in outputs if isinstance(o, eb.RunScheduleOutput)]  # noqa: B009
         at = 0
         for stage, steps in zip(stages, plan.stages):
@@ -469,15 +468,14 @@ def _combined_name(stage: Stage) -> str:
 
 
 def load_facts(
-    egraph: eb.EGraph, directory: str | Path, commands: list[str], failed: Callable[[], None] | None = None
+    egraph: eb.EGraph, folder: FactFolder, commands: list[str], failed: Callable[[], None] | None = None
 ) -> list[object]:
     """Run the `(input ...)` commands (and any others) through one `include` of a file listing them: egglog then
     reads them itself, where each command handed over from Python costs a conversion of its own (about 20 us).
     `failed` is told when egglog itself fails."""
     if not commands:
         return []
-    listing = os.path.join(directory, "facts.egg")
-    write_file(listing, "\n".join(commands) + "\n")
+    listing = folder.write("facts.egg", "\n".join(commands) + "\n")
     path = listing.replace("\\", "\\\\").replace('"', '\\"')
     try:
         return run_text(egraph, f'(include "{path}")', "<facts>", reuse=True)

@@ -19,16 +19,15 @@ import ctypes
 import functools
 import os
 import queue
-import tempfile
 import threading
 import traceback
 from collections.abc import Callable, Generator, Hashable, Iterator, Sequence
-from pathlib import Path
 from typing import Any, TypeVar
 
 import egglog.bindings as eb
 
 from ..errors import RuleError, UserError
+from .fact_folder import FactFolder
 from .rule_index import rule_index, symbols
 from .rules import RuleFile, fact_relations, load_rule_file_slices, rules_dir, run_text
 
@@ -55,13 +54,6 @@ def forked_since_import() -> bool:
     return os.getpid() != _IMPORT_PID
 
 
-def facts_root() -> str | None:
-    """Where fact files are written: a memory file system when there is one (a write there costs a tenth of
-    one on disk, and a function's facts are read once), else the system's temporary folder."""
-    shm = Path("/dev/shm")
-    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
-
-
 Loader = Callable[[eb.EGraph, list[RuleFile]], Iterator[None]]  # loads rule files, yielding between slices
 
 
@@ -79,8 +71,8 @@ class ResidentRules:
         milliseconds to write, which a set asked for once and never loaded need not pay)."""
         self._files = rule_files
         self.load = load
-        self.facts_dir = tempfile.TemporaryDirectory(prefix="pypto-egg-facts-", dir=facts_root())
-        self.egraph = eb.EGraph(fact_directory=self.facts_dir.name)
+        self.facts = FactFolder()
+        self.egraph = eb.EGraph(fact_directory=self.facts.path)
         self._restore = ""
         self.ready = False  # loaded whole
         self.in_use = False
@@ -142,6 +134,7 @@ class ResidentRules:
             self._slices = None
         self.egraph = None  # type: ignore[assignment]
         self.broken = True
+        self.facts.cleanup()
 
     def finish(self) -> None:
         """Load what is left (a RuleError names what egglog refused)."""
