@@ -44,8 +44,10 @@ def blocks(body: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, ...]]:
     """Every statement list of a body, outermost first."""
     yield body
     for s in body:
-        for inner in child_bodies(s):
-            yield from blocks(inner)
+        children = _CHILD_BODIES.get(type(s))  # (most statements hold no block: one look-up, no call)
+        if children is not None:
+            for inner in children(s):
+                yield from blocks(inner)
 
 
 def dynamic_dim_names(node: object, out: set[str]) -> None:
