@@ -153,6 +153,23 @@ def test_a_fact_folder_rewrites_its_files_in_place_and_cleans_up(tmp_path):
     assert not os.path.exists(own.path)
 
 
+def test_fact_folders_keep_a_bounded_number_of_files_open(tmp_path, monkeypatch):
+    from pypto_egg.egraph import fact_folder
+    from pypto_egg.egraph.fact_folder import FactFolder
+
+    monkeypatch.setattr(fact_folder, "_MOST_KEPT_OPEN", fact_folder._kept_open + 1)
+    folder = FactFolder(tmp_path)
+    for _ in range(2):  # the second file is past the bound: opened and closed at each write, and still right
+        folder.write("A.tsv", "1\t2\n")
+        folder.write("B.tsv", "3\t4\n5\t6\n")
+    assert sorted(folder._open) == ["A.tsv"]
+    assert (tmp_path / "A.tsv").read_text() == "1\t2\n"
+    assert (tmp_path / "B.tsv").read_text() == "3\t4\n5\t6\n"
+    before = fact_folder._kept_open
+    folder.cleanup()
+    assert fact_folder._kept_open == before - 1 and not folder._open
+
+
 def test_facts_load_through_one_include_from_any_folder_name(tmp_path):
     import egglog.bindings as eb
 

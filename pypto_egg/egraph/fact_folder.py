@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 import weakref
 from pathlib import Path
+
+# descriptors the fact folders of a process keep open at most, together: about ten loaded sets' files (a set's
+# programs write two dozen); a file past the bound is opened and closed again at each write
+_MOST_KEPT_OPEN = 256
+_kept_open = 0
+_kept_open_lock = threading.Lock()
 
 
 def facts_root() -> str | None:
@@ -21,7 +28,7 @@ class FactFolder:
 
     Each file stays open once written and is rewritten in place (a seek, a write and a truncate): a program writes
     two dozen small files, and opening, truncating and closing each again costs three times as much (about 9 us
-    against 3 us a file on a memory file system)."""
+    against 3 us a file on a memory file system). The process keeps at most `_MOST_KEPT_OPEN` of them open."""
 
     def __init__(self, path: str | Path | None = None) -> None:
         self._own = (
@@ -34,18 +41,28 @@ class FactFolder:
 
     def write(self, name: str, text: str) -> str:
         """Make the file `name` hold `text` alone; its path."""
+        global _kept_open
+        path = os.path.join(self.path, name)
+        data = text.encode()
         fd = self._open.get(name)
-        if fd is None:
-            fd = os.open(os.path.join(self.path, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            self._open[name] = fd
-        else:
+        if fd is not None:
             os.lseek(fd, 0, os.SEEK_SET)
-        data = memoryview(text.encode())
-        size = len(data)
-        while data:
-            data = data[os.write(fd, data) :]
-        os.ftruncate(fd, size)
-        return os.path.join(self.path, name)
+            _write_all(fd, data)
+            os.ftruncate(fd, len(data))
+            return path
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        kept = False
+        try:
+            _write_all(fd, data)
+            with _kept_open_lock:
+                kept = _kept_open < _MOST_KEPT_OPEN
+                if kept:
+                    _kept_open += 1
+                    self._open[name] = fd
+        finally:
+            if not kept:
+                os.close(fd)
+        return path
 
     def cleanup(self) -> None:
         """Close the files, and remove the folder when it is this one's own."""
@@ -54,7 +71,16 @@ class FactFolder:
             self._own.cleanup()
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def _close_all(descriptors: dict[str, int]) -> None:
+    global _kept_open
+    with _kept_open_lock:
+        _kept_open -= len(descriptors)
     for fd in descriptors.values():
         os.close(fd)
     descriptors.clear()
