@@ -6,6 +6,7 @@ import pytest
 
 import pypto_egg.language as pl
 from pypto_egg import egraph, passes
+from pypto_egg.errors import ScheduleLimitError
 from pypto_egg.extract import EGraphView, ENode, Term, extract_roots
 from pypto_egg.extract.graph import ClassId
 from pypto_egg.ir import python_print
@@ -183,3 +184,43 @@ def test_facts_load_through_one_include_from_any_folder_name(tmp_path):
     eg.run_program(*eg.parse_program("(relation R (i64 i64))"))
     load_facts(eg, FactFolder(folder), ['(input R "R.tsv")'])
     assert [getattr(o, "size", None) for o in eg.run_program(*eg.parse_program("(print-size R)"))] == [2]
+
+
+BMM = """
+import pypto_egg.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, a: pl.Tensor[[4, 16, 16], pl.FP16], b: pl.Tensor[[4, 16, 16], pl.FP16],
+             out: pl.Out[pl.Tensor[[4, 16, 16], pl.FP32]]) -> pl.Tensor[[4, 16, 16], pl.FP32]:
+        ta = pl.load(a, [0, 0, 0], [4, 16, 16])
+        tb = pl.load(b, [0, 0, 0], [4, 16, 16])
+        c = pl.tile.batch_matmul(ta, tb)
+        out = pl.store(c, [0, 0, 0], out)
+        return out
+"""
+
+
+def test_the_iteration_limit_binds_each_step_of_the_one_schedule_command():
+    """Every step runs in one egglog command; the report still tells each step's iterations apart: a limit below
+    what the longest step needs stops it with the error, the first limit it fits gives the unlimited run's plans
+    and stage counts (B-134)."""
+    program = pl.parse(BMM)
+    free = egraph.FlattenEGraph(program, "main")
+    plans, stages = str(free.plans()), free.saturate().stages
+    assert sum(n for _, n in stages) > len(stages)
+    failed = []
+    for limit in range(1, 12):
+        eg = egraph.FlattenEGraph(program, "main", limits=egraph.Limits(max_iterations=limit))
+        try:
+            eg.saturate()
+        except ScheduleLimitError as e:
+            assert f"iteration limit ({limit}) in stage" in str(e)
+            failed.append(limit)
+            continue
+        assert str(eg.plans()) == plans and eg.report.stages == stages
+        break
+    else:
+        pytest.fail("no limit up to 11 iterations let the shipped rules finish")
+    assert failed == list(range(1, limit)) and limit >= 3

@@ -37,11 +37,12 @@ from .rules import (
     load_rule_file_slices,
     parsed,
     read_rule_files,
+    run_commands,
     run_text,
     schedule_text,
     shipped_rule_files,
 )
-from .strata import StagePlan, Step, concern_declarations, stage_plan
+from .strata import StagePlan, concern_declarations, stage_plan
 
 
 @dataclass(frozen=True)
@@ -241,32 +242,36 @@ class EGraphRun:
             return
         plan = self._plan()
         limit = self.limits.max_iterations
-        runs: list[str] = []
-        for steps, whole in zip(plan.stages, plan.whole):
-            runs += [f"(run {st.ruleset} {1 if st.once else limit})" for st in steps]
-            if (
-                self.check_schedule and steps
-            ):  # the stage's rules as one ruleset, once more: nothing may change
-                runs.append(f"(run {whole} 1)")
-        outputs = load_facts(self.egraph, self._fact_folder, inputs + runs, self._egglog_failed)
-        reports = [getattr(o, "report") for o in outputs if isinstance(o, eb.RunScheduleOutput)]  # noqa: B009
+        schedule = _schedule_command(plan, limit, self.check_schedule)
+        outputs = load_facts(self.egraph, self._fact_folder, inputs, self._egglog_failed, then=(schedule,))
+        report = next(getattr(o, "report") for o in outputs if isinstance(o, eb.RunScheduleOutput))  # noqa: B009
+        ran = report.iterations
         at = 0
         for stage, steps in zip(stages, plan.stages):
             body = " ".join(f"(run {r})" if r else "(run)" for r in stage.rulesets)
-            for st, report in zip(steps, reports[at : at + len(steps)]):
-                if not st.once:  # (a step run once needs no look at its iterations)
-                    ran = report.iterations
-                    if len(ran) >= limit and ran[-1].rule_set_report.changed:
-                        raise ScheduleLimitError(
-                            f"saturation stopped at the iteration limit ({limit}) in stage {body}; a rule keeps "
-                            "creating new terms. Raise Limits.max_iterations or fix the rule."
-                        )
-            stage_reports = reports[at : at + len(steps)]
-            at += len(steps)
+            start = at
+            for st in (
+                steps
+            ):  # a step run once is one iteration; a step to its fixpoint ends at one that changes nothing
+                if st.once:
+                    at += 1
+                    continue
+                n = 1
+                while n < limit and ran[at + n - 1].rule_set_report.changed:
+                    n += 1
+                at += n
+                if n >= limit and ran[at - 1].rule_set_report.changed:
+                    raise ScheduleLimitError(
+                        f"saturation stopped at the iteration limit ({limit}) in stage {body}; a rule keeps "
+                        "creating new terms. Raise Limits.max_iterations or fix the rule."
+                    )
+            stage_iterations = ran[start:at]
             if self.check_schedule and steps:
-                self._check_fixpoint(reports[at], body)
+                self._check_fixpoint(ran[at], body)
                 at += 1
-            self.report.defer(functools.partial(_record_stage, stage, steps, stage_reports))
+            self.report.defer(functools.partial(_record_stage, stage, stage_iterations))
+        if at != len(ran):
+            raise InternalError(f"the schedule ran {len(ran)} iterations, its steps account for {at}")
 
     def _plan(self) -> StagePlan:
         return stage_plan(tuple(self.rule_files), parse_schedule(schedule_text()), self.relevance.rules)
@@ -284,11 +289,13 @@ class EGraphRun:
             held.update(new)
 
     @staticmethod
-    def _check_fixpoint(report: Any, body: str) -> None:
+    def _check_fixpoint(iteration: Any, body: str) -> None:
         """The stage's steps left a fixpoint of the stage: one more iteration of all its rules changes nothing."""
-        ran = report.iterations
-        if ran and ran[-1].rule_set_report.changed:
-            fired = sorted(_rule_name(r) for r, n in report.num_matches_per_rule.items() if n)
+        ran = iteration.rule_set_report
+        if ran.changed:
+            fired = sorted(
+                _rule_name(r) for r, runs in ran.rule_reports.items() if any(x.num_matches for x in runs)
+            )
             raise InternalError(
                 f"the steps of stage {body} (egraph/strata.py) stopped short of its fixpoint: run as one "
                 f"ruleset, it still changes the e-graph ({', '.join(fired)})"
@@ -468,17 +475,21 @@ def _combined_name(stage: Stage) -> str:
 
 
 def load_facts(
-    egraph: eb.EGraph, folder: FactFolder, commands: list[str], failed: Callable[[], None] | None = None
+    egraph: eb.EGraph,
+    folder: FactFolder,
+    commands: list[str],
+    failed: Callable[[], None] | None = None,
+    then: Sequence[Any] = (),
 ) -> list[object]:
     """Run the `(input ...)` commands (and any others) through one `include` of a file listing them: egglog then
     reads them itself, where each command handed over from Python costs a conversion of its own (about 20 us).
     `failed` is told when egglog itself fails."""
     if not commands:
-        return []
+        return run_commands(egraph, then, "<facts>") if then else []
     listing = folder.write("facts.egg", "\n".join(commands) + "\n")
     path = listing.replace("\\", "\\\\").replace('"', '\\"')
     try:
-        return run_text(egraph, f'(include "{path}")', "<facts>", reuse=True)
+        return run_text(egraph, f'(include "{path}")', "<facts>", reuse=True, then=then)
     except RuleError:
         if failed is not None:
             failed()
@@ -520,16 +531,46 @@ def combine_stage_rulesets(egraph: eb.EGraph) -> None:
             run_text(egraph, f"(unstable-combined-ruleset {name} {' '.join(named)})", "rules/schedule.egg")
 
 
-def _record_stage(stage: Stage, steps: Sequence[Step], reports: Sequence[Any], report: RunReport) -> None:
-    """A stage's iterations and the rules it fired, read from its steps' reports when the run report is read."""
+def _record_stage(stage: Stage, iterations: Sequence[Any], report: RunReport) -> None:
+    """A stage's iterations and the rules it fired, read from its iterations' reports when the run report is read."""
     matches: dict[str, int] = {}
-    iterations = 0
-    for st, r in zip(steps, reports):
-        iterations += 1 if st.once else len(r.iterations)
-        for rule, n in r.num_matches_per_rule.items():
-            name = _rule_name(rule)
-            matches[name] = matches.get(name, 0) + n
-    report.record_stage(stage.rulesets, iterations, matches)
+    for it in iterations:
+        for rule, runs in it.rule_set_report.rule_reports.items():
+            n = sum(r.num_matches for r in runs)
+            if n:
+                name = _rule_name(rule)
+                matches[name] = matches.get(name, 0) + n
+    report.record_stage(stage.rulesets, len(iterations), matches)
+
+
+def _schedule_command(plan: StagePlan, limit: int, check: bool) -> Any:
+    """`_built_schedule`, once per plan (stage_plan keeps its plans) and limit."""
+    key = (id(plan), limit, check)
+    hit = _SCHEDULES.get(key)
+    if hit is None or hit[0] is not plan:
+        if len(_SCHEDULES) >= 256:
+            _SCHEDULES.clear()
+        hit = _SCHEDULES[key] = (plan, _built_schedule(plan, limit, check))
+    return hit[1]
+
+
+_SCHEDULES: dict[tuple[int, int, bool], tuple[StagePlan, Any]] = {}
+
+
+def _built_schedule(plan: StagePlan, limit: int, check: bool) -> Any:
+    """Every step of every stage as one egglog command: a step run once is one iteration of its ruleset, any other
+    repeats its ruleset until an iteration changes nothing or `limit` iterations ran (egglog's core `repeat`; the
+    textual `run-schedule` of egglog's Python package always runs all of them). `check`: after each stage, one
+    iteration of all its rules, which must change nothing."""
+    span = eb.PanicSpan()
+    parts: list[Any] = []
+    for steps, whole in zip(plan.stages, plan.whole):
+        for st in steps:
+            run = eb.Run(span, eb.RunConfig(st.ruleset, None))
+            parts.append(run if st.once else eb.Repeat(span, limit, run))
+        if check and steps:
+            parts.append(eb.Run(span, eb.RunConfig(whole, None)))
+    return eb.RunSchedule(eb.Sequence(span, parts))
 
 
 @functools.cache

@@ -6,9 +6,10 @@ are expanded here, relative to the including file, before egglog sees the text.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -159,12 +160,27 @@ def schedule_text() -> str:
     return (rules_dir() / "schedule.egg").read_text()
 
 
-def run_text(egraph: eb.EGraph, text: str, source: str, *, reuse: bool = False) -> list[object]:
+def run_text(
+    egraph: eb.EGraph, text: str, source: str, *, reuse: bool = False, then: Sequence[Any] = ()
+) -> list[object]:
     """Parse and run egglog text, turning egglog's errors and panics into a RuleError naming the source.
-    `reuse`: the text is a command the host repeats (push, pop, a stage's run), parsed once per process."""
-    try:
+    `reuse`: the text is a command the host repeats (push, pop, a stage's run), parsed once per process.
+    `then`: commands built in Python, run after the text's in the same call."""
+    with _egglog_errors(source):
         commands = parsed(egraph, text) if reuse else egraph.parse_program(text, filename=source)
+        return list(egraph.run_program(*commands, *then))
+
+
+def run_commands(egraph: eb.EGraph, commands: Sequence[Any], source: str) -> list[object]:
+    """Run commands built in Python, egglog's errors and panics turned into a RuleError naming the source."""
+    with _egglog_errors(source):
         return list(egraph.run_program(*commands))
+
+
+@contextlib.contextmanager
+def _egglog_errors(source: str) -> Iterator[None]:
+    try:
+        yield
     except eb.EggSmolError as e:
         raise RuleError(_describe(source, str(e))) from None
     except BaseException as e:  # egglog panics raise pyo3's PanicException, which is not an Exception
