@@ -250,24 +250,20 @@ class EGraphRun:
         for stage, steps in zip(stages, plan.stages):
             body = " ".join(f"(run {r})" if r else "(run)" for r in stage.rulesets)
             start = at
-            for st in (
-                steps
-            ):  # a step run once is one iteration; a step to its fixpoint ends at one that changes nothing
-                if st.once:
-                    at += 1
-                    continue
-                n = 1
-                while n < limit and ran[at + n - 1].rule_set_report.changed:
-                    n += 1
+            for st in steps:
+                n = 1 if st.once else _fixpoint_iterations(ran, at, limit)
                 at += n
-                if n >= limit and ran[at - 1].rule_set_report.changed:
+                if at > len(ran):
+                    break
+                if n >= limit and not st.once and ran[at - 1].rule_set_report.changed:
                     raise ScheduleLimitError(
                         f"saturation stopped at the iteration limit ({limit}) in stage {body}; a rule keeps "
                         "creating new terms. Raise Limits.max_iterations or fix the rule."
                     )
             stage_iterations = ran[start:at]
             if self.check_schedule and steps:
-                self._check_fixpoint(ran[at], body)
+                if at < len(ran):
+                    self._check_fixpoint(ran[at], body)
                 at += 1
             self.report.defer(functools.partial(_record_stage, stage, stage_iterations))
         if at != len(ran):
@@ -541,6 +537,15 @@ def _record_stage(stage: Stage, iterations: Sequence[Any], report: RunReport) ->
                 name = _rule_name(rule)
                 matches[name] = matches.get(name, 0) + n
     report.record_stage(stage.rulesets, len(iterations), matches)
+
+
+def _fixpoint_iterations(ran: Sequence[Any], at: int, limit: int) -> int:
+    """How many of the iterations from `at` on a step repeated to its fixpoint ran: up to and including the first
+    that changed nothing, at most `limit` (egglog's `repeat` stops there)."""
+    n = 1
+    while n < limit and at + n - 1 < len(ran) and ran[at + n - 1].rule_set_report.changed:
+        n += 1
+    return n
 
 
 def _schedule_command(plan: StagePlan, limit: int, check: bool) -> Any:
