@@ -1,7 +1,7 @@
 """Instructions one pass call executes, counted by valgrind (cachegrind): a figure a shared, noisy machine
 cannot move, for comparing two versions where wall times disagree by more than the change.
 
-    python benchmarks/bench_instructions.py [--only TEXT]
+    python benchmarks/bench_instructions.py [--only TEXT] [--sample ../shared/realworld-sample]
 
 Each workload runs in two processes under `valgrind --tool=cachegrind`, one with one pass call and one with
 1 + K (the same programs parsed in both, each of a shape of its own); the difference over K is one call's
@@ -9,6 +9,11 @@ instructions, import, parsing and rule loading excluded. The seed takes K = 20, 
 million or so instructions by which its single calls differ. egglog and OpenBLAS run on one thread, so the
 count does not depend on scheduling (it repeats within about 1%). Needs valgrind on the PATH; a run takes a
 minute or two per workload.
+
+`real N-D` is the sample's programs the pass rewrites, each called as bench_vs_reference times them: a warm-up
+call, then the timed one. Both processes first run five programs of each of four workloads (the sets a bench
+run has loaded by then) and every program's warm-up call; one of them then makes the timed calls, and the
+difference over the programs is one timed call's instructions (skipped without the sample).
 """
 
 from __future__ import annotations
@@ -22,9 +27,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+import bench_workloads as w
+
 # the workloads whose count is worth a minute each (the others scale from these)
 DEFAULT = ("seed", "1,000 ops", "4,000 ops", "batch 1,024", "N-D transpose")
 EXTRA_CALLS = {"seed": 20}  # K: the extra calls counted (1 unless listed)
+REAL = "real N-D"
 
 _CHILD = """
 import random, sys
@@ -40,12 +48,42 @@ for prog in progs[: int(sys.argv[3])]:
 """
 
 
+_REAL_CHILD = """
+import random, sys
+sys.path.insert(0, sys.argv[1])
+import bench_workloads as b
+import pypto_egg.language as pl
+from pypto_egg import passes
+flatten = passes.flatten_tile_nd_to_2d(backend="Ascend910B")
+rng = random.Random(2026)
+flatten(pl.parse(b.seed(rng)))
+for make in (b.seed, b.batch_matmul(64), b.many, b.model):
+    for _ in range(5):
+        flatten(pl.parse(make(rng)))
+timed = sys.argv[2] == "1"
+for path in sys.argv[3:]:
+    text = open(path).read()
+    flatten(pl.parse(text))
+    if timed:
+        flatten(pl.parse(text))
+"""
+
+
 def instructions(workload: str, calls: int, parsed: int) -> int:
+    return _counted([_CHILD, str(Path(__file__).parent), workload, str(calls), str(parsed)])
+
+
+def real_instructions(paths: list[Path], timed: bool) -> int:
+    return _counted([_REAL_CHILD, str(Path(__file__).parent), "1" if timed else "0", *map(str, paths)])
+
+
+def _counted(child: list[str]) -> int:
+    """The instructions of `python -c child...` under cachegrind."""
     env = {**os.environ, "RAYON_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
     with tempfile.TemporaryDirectory() as tmp:
         out = subprocess.run(
             ["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={tmp}/cg.out",
-             sys.executable, "-c", _CHILD, str(Path(__file__).parent), workload, str(calls), str(parsed)],
+             sys.executable, "-c", *child],
             capture_output=True, text=True, env=env, check=True,
         )  # fmt: skip
     m = re.search(r"I\s+refs:\s+([\d,]+)", out.stderr)
@@ -56,11 +94,28 @@ def instructions(workload: str, calls: int, parsed: int) -> int:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", help="count only the workloads whose name contains this text")
+    ap.add_argument("--only", help="count only the workload whose name contains this text (or 'real N-D')")
+    ap.add_argument(
+        "--sample", default=str(Path(__file__).resolve().parents[2] / "shared" / "realworld-sample")
+    )
     args = ap.parse_args()
     if shutil.which("valgrind") is None:
         sys.exit("bench_instructions: valgrind is not installed (apt-get install valgrind)")
-    for workload in [args.only] if args.only else DEFAULT:
+    if args.only is None:
+        workloads = [*DEFAULT, REAL]
+    else:  # any workload of bench_workloads.WORKLOADS, by a part of its name
+        workloads = [REAL if args.only in REAL else args.only]
+    for workload in workloads:
+        if workload == REAL:
+            sample = Path(args.sample)
+            if not (sample / "pre").is_dir():
+                print(f"{workload:20s} skipped: no sample at {sample}")
+                continue
+            paths = w.nd_sample_programs(sample)
+            warm, timed = real_instructions(paths, False), real_instructions(paths, True)
+            print(f"{workload:20s} {(timed - warm) / len(paths) / 1e6:10.1f} M instructions per timed call "
+                  f"({len(paths)} programs)")  # fmt: skip
+            continue
         extra = EXTRA_CALLS.get(workload, 1)
         one, more = instructions(workload, 1, 1 + extra), instructions(workload, 1 + extra, 1 + extra)
         print(f"{workload:20s} {(more - one) / extra / 1e6:10.1f} M instructions per pass call")

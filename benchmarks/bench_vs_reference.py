@@ -68,17 +68,6 @@ class Sides:
         return (time.perf_counter() - t0) * 1e3
 
 
-def real_nd_programs(sample: Path) -> list[str]:
-    """The sample's programs the pass rewrites (its N-D ones), as text."""
-    ours = passes.flatten_tile_nd_to_2d(backend="Ascend910B")
-    out = []
-    for path in sorted((sample / "pre").glob("*.py")):
-        program = pl.parse_file(path)
-        if python_print(ours(program)) != python_print(program):
-            out.append(path.read_text())
-    return out
-
-
 _FIRST_CALL = """
 import random, sys, time
 sys.path.insert(0, sys.argv[1])
@@ -136,7 +125,8 @@ def main() -> None:
     sample = Path(args.sample)
     if args.only or not (sample / "pre").is_dir():
         return
-    texts = real_nd_programs(sample)
+    nd = w.nd_sample_programs(sample)
+    texts = [path.read_text() for path in nd]
     ratios: list[float] = []
     egg_ms: list[float] = []
     ref_ms: list[float] = []
@@ -151,8 +141,7 @@ def main() -> None:
     name = f"real N-D programs ({len(texts)}), median"
     print(f"{name:40s} {statistics.median(ref_ms):10.3f} {statistics.median(egg_ms):10.3f} ms  "
           f"{ratio:8.2f}x  <= {REAL_GOAL:g}x  {verdict}  (median of per-program ratios)")  # fmt: skip
-    paths = [p for p in sorted((sample / "pre").glob("*.py")) if p.read_text() in set(texts)][:5]
-    first = statistics.median(first_calls(paths))
+    first = statistics.median(first_calls(nd[:5]))
     verdict = "met" if first <= FIRST_CALL_GOAL_MS else "MISSED"
     print(
         f"{'first call on a new kind (median of 5)':40s} {'':10s} {first:10.3f} ms  {'':9s}  "

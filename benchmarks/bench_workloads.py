@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pypto_egg.language as pl
 from pypto_egg import passes
+from pypto_egg.ir import python_print
 
 HEADER = "import pypto_egg.language as pl\n\n@pl.program\nclass P:\n"
 
@@ -130,6 +131,17 @@ def time_pass(text: str) -> float:
     t0 = time.perf_counter()
     p(prog)
     return (time.perf_counter() - t0) * 1e3
+
+
+def nd_sample_programs(sample: Path) -> list[Path]:
+    """The sample's programs the pass rewrites (its N-D ones, and a few 2-D ones whose calls it re-creates)."""
+    flatten = passes.flatten_tile_nd_to_2d(backend="Ascend910B")
+    out = []
+    for path in sorted((sample / "pre").glob("*.py")):
+        program = pl.parse_file(path)
+        if python_print(flatten(program)) != python_print(program):
+            out.append(path)
+    return out
 
 
 # name, generator, the reference pass's time (ms) and the target (ms) on the project machine

@@ -6,6 +6,8 @@ The tests that need PyPTO skip with the reason where it is not installed (`make 
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -16,14 +18,14 @@ import pytest
 
 import pypto_egg.language as epl
 import pypto_egg.pypto as egg
-from pypto_egg import interp
+from pypto_egg import interp, passes
 from pypto_egg.errors import PassError
 from pypto_egg.ir import python_print
 from pypto_egg.pypto import loader, pipeline
 from pypto_egg.pypto.compare import DETERMINISTIC, compare_generated_code, generated_code
 
 from helpers import check_meaning
-from pypto_ref import requires_pypto, requires_sample, set_reference_backend
+from pypto_ref import SAMPLE, requires_pypto, requires_sample, set_reference_backend
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -385,3 +387,22 @@ def test_constructs_of_real_programs_are_printed_back_as_pyptos_printer_spells_t
     pto.ir.assert_structural_equal(pto.language.parse(printed), pto.language.parse(CONSTRUCTS))
     flat = egg.flatten_pass()(pto.language.parse(CONSTRUCTS))
     pto.ir.assert_structural_equal(flat, pto.passes.flatten_tile_nd_to_2d()(pto.language.parse(CONSTRUCTS)))
+
+
+@requires_sample
+def test_the_benchmarks_real_programs_are_every_nd_program_of_the_sample_and_no_unchanged_one():
+    """bench_vs_reference and bench_instructions time the sample's programs the pass rewrites: every one the
+    sample marks N-D, and a 2-D one only where the pass's output differs from its input."""
+    spec = importlib.util.spec_from_file_location(
+        "bench_workloads", ROOT / "benchmarks" / "bench_workloads.py"
+    )
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    chosen = bench.nd_sample_programs(SAMPLE)
+    nd = {p for p in (SAMPLE / "pre").glob("*.py") if json.loads(p.with_suffix(".json").read_text())["nd"]}
+    assert nd and nd <= set(chosen)
+    flatten = passes.flatten_tile_nd_to_2d(backend="Ascend910B")
+    for path in set(chosen) - nd:
+        program = epl.parse(path.read_text())
+        assert python_print(flatten(program)) != python_print(program), path.name
