@@ -287,11 +287,8 @@ class EGraphRun:
     @staticmethod
     def _check_fixpoint(iteration: Any, body: str) -> None:
         """The stage's steps left a fixpoint of the stage: one more iteration of all its rules changes nothing."""
-        ran = iteration.rule_set_report
-        if ran.changed:
-            fired = sorted(
-                _rule_name(r) for r, runs in ran.rule_reports.items() if any(x.num_matches for x in runs)
-            )
+        if iteration.rule_set_report.changed:
+            fired = sorted(_fired([iteration]))
             raise InternalError(
                 f"the steps of stage {body} (egraph/strata.py) stopped short of its fixpoint: run as one "
                 f"ruleset, it still changes the e-graph ({', '.join(fired)})"
@@ -529,6 +526,11 @@ def combine_stage_rulesets(egraph: eb.EGraph) -> None:
 
 def _record_stage(stage: Stage, iterations: Sequence[Any], report: RunReport) -> None:
     """A stage's iterations and the rules it fired, read from its iterations' reports when the run report is read."""
+    report.record_stage(stage.rulesets, len(iterations), _fired(iterations))
+
+
+def _fired(iterations: Sequence[Any]) -> dict[str, int]:
+    """The rules that matched in these iterations of egglog's report, by name, with their matches."""
     matches: dict[str, int] = {}
     for it in iterations:
         for rule, runs in it.rule_set_report.rule_reports.items():
@@ -536,7 +538,7 @@ def _record_stage(stage: Stage, iterations: Sequence[Any], report: RunReport) ->
             if n:
                 name = _rule_name(rule)
                 matches[name] = matches.get(name, 0) + n
-    report.record_stage(stage.rulesets, len(iterations), matches)
+    return matches
 
 
 def _fixpoint_iterations(ran: Sequence[Any], at: int, limit: int) -> int:
