@@ -1,23 +1,25 @@
-"""What the encoder states of two static lists (ContigRow, OverflowRow, Off2DRow) is what the rules' walks work out
-of the same lists (B-042, B-053, B-070): the walks still run for lists the encoder does not state, and both must
-agree."""
+"""What the encoder states of two static lists (ContigRow, OverflowRow, Off2DRow, BcastRow) is what the rules' walks
+work out of the same lists (B-042, B-053, B-070, B-132): the walks still run for lists the encoder does not state,
+and both must agree. A list the encoder states is never walked."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import egglog.bindings as eb
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pypto_egg.language as pl
 from pypto_egg.egraph import EGraphRun, shipped_rule_files
-from pypto_egg.egraph.encode import fold_offsets, non_contiguous, overflows
+from pypto_egg.egraph.encode import Encoding, fold_offsets, non_contiguous, overflows
 from pypto_egg.egraph.engine import load_rules
 from pypto_egg.egraph.rules import run_text
 from pypto_egg.errors import RuleError
 from pypto_egg.extract.term import Term, as_int
+from pypto_egg.ir.expr import ConstInt
 
 from helpers import flatten
 
@@ -98,6 +100,76 @@ def test_the_encoder_states_the_offset_fold_the_walk_finds(egraph, data, shape):
         run_text(egraph, f"(check (= {fold} {dims([row, col])}))", "<test>")
     finally:
         run_text(egraph, "(pop)", "<test>")
+
+
+def stated_broadcast(lhs: list[int], rhs: list[int]) -> list[int] | None:
+    """The broadcast batch shape the encoder states of two static batch shapes, or None."""
+    enc = Encoding()
+    enc.broadcast(tuple(map(ConstInt, lhs)), tuple(map(ConstInt, rhs)))
+    if not enc.rows["BcastRow"]:
+        return None
+    [(_, _, out)] = enc.rows["BcastRow"]
+    values = dict(enc.rows["DConstRow"])
+    cells = {i: (h, t) for i, h, t in enc.rows["ConsRow"]}
+    reversed_out = []
+    while out:
+        head, out = cells[out]
+        reversed_out.append(values[head])
+    return reversed_out[::-1]
+
+
+batch = st.lists(st.integers(1, 3), max_size=3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(lhs=batch, rhs=batch)
+def test_the_encoder_states_the_broadcast_the_walk_finds(egraph, lhs, rhs):
+    try:
+        expected: list[int] | None = list(np.broadcast_shapes(tuple(lhs), tuple(rhs)))
+    except ValueError:
+        expected = None
+    assert stated_broadcast(lhs, rhs) == expected
+    run_text(egraph, "(push)", "<test>")
+    try:
+        query = f"(BcastRev {dims(lhs[::-1])} {dims(rhs[::-1])})"
+        run_text(egraph, f"{query} (DC 0) (DC 1) (run-schedule (saturate (run arith) (run shape)))", "<test>")
+        if expected is not None:
+            run_text(egraph, f"(check (= {query} {dims(expected[::-1])}))", "<test>")
+    finally:
+        run_text(egraph, "(pop)", "<test>")
+
+
+WALKS = ("rows-start", "last-end", "last-step", "init-end", "init-step", "prod-nil", "prod-cons", "vrow-start",
+         "rev-empty", "rev-single", "rev-start", "len-query-tail", "len-nil", "len-cons", "unlisted", "uncounted",
+         "bcast-unstated", "bcast-left-one", "bcast-right-one", "bcast-equal", "bcast-left-done", "bcast-right-done")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "lhs, rhs", [([2, 16, 32], [2, 32, 16]), ([2, 1, 16, 32], [3, 32, 16]), ([16, 32], [4, 32, 16])]
+)
+def test_no_list_the_encoder_states_is_walked(lhs: list[int], rhs: list[int]) -> None:
+    """A batched matmul's shapes, their batch dims, reversals, products and broadcast are all stated, so no walk
+    runs: their gates (Unlisted, Uncounted, Unbcasted) stay empty, so egglog searches none of them."""
+    out = [*np.broadcast_shapes(tuple(lhs[:-2]), tuple(rhs[:-2])), lhs[-2], rhs[-1]]
+    src = f"""
+import pypto_egg.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, a: pl.Tensor[{lhs}, pl.FP16], b: pl.Tensor[{rhs}, pl.FP16],
+             out: pl.Out[pl.Tensor[{out}, pl.FP32]]) -> pl.Tensor[{out}, pl.FP32]:
+        x = pl.load(a, {[0] * len(lhs)}, {lhs}, target_memory=pl.Mem.Mat)
+        y = pl.load(b, {[0] * len(rhs)}, {rhs}, target_memory=pl.Mem.Mat)
+        c = pl.tile.batch_matmul(x, y)
+        out = pl.store(c, {[0] * len(out)}, out)
+        return out
+"""
+    with EGraphRun(pl.parse(src), "main", "Ascend910B") as eg:
+        fired = eg.saturate().rules_fired
+    assert not set(WALKS) & set(fired), fired
+    assert fired.get("build-broadcast") == (1 if len(lhs) > 2 or len(rhs) > 2 else None)
+    flatten(pl.parse(src))
 
 
 def kernel(out_shape: str, scalar: str, body: str) -> str:

@@ -120,7 +120,7 @@ class Encoding:
     )  # values, dim ids
     _compared: set[tuple[str, int, int]] = field(
         default_factory=set
-    )  # the ContigRow / OverflowRow pairs written
+    )  # the ContigRow / OverflowRow / BcastRow pairs written
     _listed: set[int] = field(default_factory=set)  # the lists whose ListRow is written
 
     # ------------------------------------------------------------ dims
@@ -249,6 +249,29 @@ class Encoding:
         self._compared.add(("o", tile, tensor))
         flag = int(overflows(t[0], d[0]))
         self.rows["OverflowRow"].append((self._list(t[1][::-1]), self._list(d[1][::-1]), flag))
+
+    def broadcast(self, lhs: tuple[Expr, ...], rhs: tuple[Expr, ...]) -> None:
+        """Of two batch shapes, their NumPy broadcast (B-132), stated of the lists reversed (innermost axis first),
+        as bmm.egg asks for it: a missing axis or an extent of 1 takes the other side's, and the same dim stays.
+        Where an axis is not settled so (two different extents), nothing is stated: the rules walk the lists as
+        far as they go, and the request's checks report the mismatch."""
+        out: list[Expr] = []
+        for k in range(1, max(len(lhs), len(rhs)) + 1):
+            a = lhs[-k] if k <= len(lhs) else None
+            b = rhs[-k] if k <= len(rhs) else None
+            if a is None or (b is not None and type(a) is ConstInt and a.value == 1):
+                assert b is not None
+                out.append(b)
+            elif b is None or (type(b) is ConstInt and b.value == 1) or self.dim(a) == self.dim(b):
+                out.append(a)
+            else:
+                return
+        left, right = (self._list(tuple(self.dim(d) for d in side[::-1])) for side in (lhs, rhs))
+        if ("b", left, right) in self._compared:
+            return
+        self._compared.add(("b", left, right))
+        self.dims(tuple(out[::-1]), shape=False)  # the batch shape, and with it its reversal, stated
+        self.rows["BcastRow"].append((left, right, self._list(tuple(self.dim(d) for d in out))))
 
     def _list(self, ids: tuple[int, ...]) -> int:
         if ids in self._lists:  # the empty list is id 0 of every encoding (rules/encode.egg states it)
