@@ -1,5 +1,5 @@
 """What the encoder states of two static lists (ContigRow, OverflowRow, Off2DRow, BcastRow) is what the rules' walks
-work out of the same lists (B-042, B-053, B-070, B-132): the walks still run for lists the encoder does not state,
+work out of the same lists (B-042, B-053, B-070, B-132), and so is a static batched matmul's geometry (BmmGeomRow): the walks still run for lists the encoder does not state,
 and both must agree. A list the encoder states is never walked."""
 
 from __future__ import annotations
@@ -150,8 +150,17 @@ WALKS = ("rows-start", "last-end", "last-step", "init-end", "init-step", "prod-n
 def test_no_list_the_encoder_states_is_walked(lhs: list[int], rhs: list[int]) -> None:
     """A batched matmul's shapes, their batch dims, reversals, products and broadcast are all stated, so no walk
     runs: their gates (Unlisted, Uncounted, Unbcasted) stay empty, so egglog searches none of them."""
+    src = bmm_program(lhs, rhs)
+    with EGraphRun(pl.parse(src), "main", "Ascend910B") as eg:
+        fired = eg.saturate().rules_fired
+    assert not set(WALKS) & set(fired), fired
+    assert fired.get("build-broadcast") == (1 if len(lhs) > 2 or len(rhs) > 2 else None)
+    flatten(pl.parse(src))
+
+
+def bmm_program(lhs: list[int], rhs: list[int]) -> str:
     out = [*np.broadcast_shapes(tuple(lhs[:-2]), tuple(rhs[:-2])), lhs[-2], rhs[-1]]
-    src = f"""
+    return f"""
 import pypto_egg.language as pl
 
 @pl.program
@@ -165,11 +174,45 @@ class P:
         out = pl.store(c, {[0] * len(out)}, out)
         return out
 """
+
+
+def geometry(src: str) -> tuple[list[tuple[object, ...]], dict[str, int], dict[int, Term | None]]:
+    """A batched matmul's BmmGeom rows, the rules fired and the plans chosen."""
     with EGraphRun(pl.parse(src), "main", "Ascend910B") as eg:
         fired = eg.saturate().rules_fired
-    assert not set(WALKS) & set(fired), fired
-    assert fired.get("build-broadcast") == (1 if len(lhs) > 2 or len(rhs) > 2 else None)
-    flatten(pl.parse(src))
+        return eg.facts("BmmGeom"), fired, eg.plans()
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    batches=st.tuples(
+        st.lists(st.sampled_from([1, 2, 3]), max_size=2), st.lists(st.sampled_from([1, 2, 3]), max_size=2)
+    )
+    .filter(lambda b: len(b[0]) + len(b[1]) > 0)
+    .filter(lambda b: all(x == y or 1 in (x, y) for x, y in zip(b[0][::-1], b[1][::-1], strict=False))),
+    m=st.sampled_from([16, 32]),
+    k=st.sampled_from([16, 64]),
+    n=st.sampled_from([16, 32]),
+)
+def test_the_encoder_states_the_matmul_geometry_the_rules_find(
+    batches: tuple[list[int], list[int]], m: int, k: int, n: int
+) -> None:
+    """The geometry the encoder states of a static batched matmul (BmmGeomRow: output batch dims, their product,
+    M, N, K; B-132) is the one bmm.egg's rule works out of the operands' lists, and the plans are the same."""
+    src = bmm_program([*batches[0], m, k], [*batches[1], k, n])
+    stated, fired, plans = geometry(src)
+    assert fired.get("build-bmm-geometry") == 1 and "bmm-geometry" not in fired
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(
+            Encoding, "bmm_geometry", lambda self, sid, *_: self.rows["BmmUnmeasuredRow"].append((sid,))
+        )
+        derived, fired, derived_plans = geometry(src)
+    assert fired.get("bmm-geometry") == 1 and "build-bmm-geometry" not in fired
+    assert str(stated) == str(derived) and str(plans) == str(derived_plans)  # (terms compare by identity)
+    [(_, out_batch, count, *mnk)] = stated
+    expected = list(np.broadcast_shapes(tuple(batches[0]), tuple(batches[1])))
+    assert isinstance(out_batch, Term) and ints(out_batch) == expected
+    assert count == int(np.prod(expected)) and mnk == [m, n, k]
 
 
 def kernel(out_shape: str, scalar: str, body: str) -> str:

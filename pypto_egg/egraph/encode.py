@@ -15,7 +15,19 @@ from typing import Any
 
 from ..backend import DEFAULT_FRACTAL_ROWS
 from ..errors import InternalError
-from ..ir.expr import ARITH_OPS, BinOp, Call, ConstFloat, ConstInt, DynDim, Expr, MakeTuple, Var, type_of
+from ..ir.expr import (
+    ARITH_OPS,
+    BinOp,
+    Call,
+    ConstFloat,
+    ConstInt,
+    DynDim,
+    Expr,
+    MakeTuple,
+    Var,
+    static_int,
+    type_of,
+)
 from ..ir.stmt import (
     AssignStmt,
     Stmt,
@@ -250,11 +262,11 @@ class Encoding:
         flag = int(overflows(t[0], d[0]))
         self.rows["OverflowRow"].append((self._list(t[1][::-1]), self._list(d[1][::-1]), flag))
 
-    def broadcast(self, lhs: tuple[Expr, ...], rhs: tuple[Expr, ...]) -> None:
+    def broadcast(self, lhs: tuple[Expr, ...], rhs: tuple[Expr, ...]) -> tuple[Expr, ...] | None:
         """Of two batch shapes, their NumPy broadcast (B-132), stated of the lists reversed (innermost axis first),
         as bmm.egg asks for it: a missing axis or an extent of 1 takes the other side's, and the same dim stays.
         Where an axis is not settled so (two different extents), nothing is stated: the rules walk the lists as
-        far as they go, and the request's checks report the mismatch."""
+        far as they go, and the request's checks report the mismatch. The broadcast shape, or None."""
         out: list[Expr] = []
         for k in range(1, max(len(lhs), len(rhs)) + 1):
             a = lhs[-k] if k <= len(lhs) else None
@@ -265,13 +277,26 @@ class Encoding:
             elif b is None or (type(b) is ConstInt and b.value == 1) or self.dim(a) == self.dim(b):
                 out.append(a)
             else:
-                return
+                return None
+        batch = tuple(out[::-1])
         left, right = (self._list(tuple(self.dim(d) for d in side[::-1])) for side in (lhs, rhs))
-        if ("b", left, right) in self._compared:
+        if ("b", left, right) not in self._compared:
+            self._compared.add(("b", left, right))
+            self.dims(batch, shape=False)  # the batch shape, and with it its reversal, stated
+            self.rows["BcastRow"].append((left, right, self._list(tuple(self.dim(d) for d in out))))
+        return batch
+
+    def bmm_geometry(
+        self, sid: int, batch: tuple[Expr, ...] | None, lhs: tuple[Expr, ...], rhs: tuple[Expr, ...]
+    ) -> None:
+        """Of a batched matmul whose operand dims are all static and whose batch shapes broadcast, its geometry
+        (B-132): the output batch dims, their product and M, N, K, which bmm.egg works out from the same lists
+        otherwise (BmmUnmeasuredRow). Which of its checks fail, and how it is unrolled, stay the rules'."""
+        if batch is None or min(len(lhs), len(rhs)) < 2 or not all(type(d) is ConstInt for d in (*lhs, *rhs)):
+            self.rows["BmmUnmeasuredRow"].append((sid,))
             return
-        self._compared.add(("b", left, right))
-        self.dims(tuple(out[::-1]), shape=False)  # the batch shape, and with it its reversal, stated
-        self.rows["BcastRow"].append((left, right, self._list(tuple(self.dim(d) for d in out))))
+        m, k, n, *extents = (static_int(d) or 0 for d in (lhs[-2], lhs[-1], rhs[-1], *batch))
+        self.rows["BmmGeomRow"].append((sid, self.dims(batch, shape=False), math.prod(extents), m, n, k))
 
     def _list(self, ids: tuple[int, ...]) -> int:
         if ids in self._lists:  # the empty list is id 0 of every encoding (rules/encode.egg states it)

@@ -126,7 +126,7 @@ def batch_matmuls(enc: Encoding, fn: Function) -> None:
                 raise InternalError(f"{call.op} operands must be tiles")
             lt, rt = types
             assert isinstance(lt, TileType) and isinstance(rt, TileType)
-            enc.broadcast(lt.shape[:-2], rt.shape[:-2])
+            enc.bmm_geometry(sid, enc.broadcast(lt.shape[:-2], rt.shape[:-2]), lt.shape, rt.shape)
             nxt = flat[k + 1] if k + 1 < len(flat) else None
             store = None
             if (isinstance(nxt, AssignStmt) and isinstance(nxt.value, Call) and nxt.value.op == "tile.store"
