@@ -145,6 +145,11 @@ def test_a_fact_folder_rewrites_its_files_in_place_and_cleans_up(tmp_path):
     assert (tmp_path / "R.tsv").read_text() == "5\t6\n"
     given.write("R.tsv", "")
     assert (tmp_path / "R.tsv").read_text() == ""
+    given.write("R.tsv", "7\t8\n9\t10\n")  # longer again, then the same length: no truncate owed
+    given.write("R.tsv", "1\t1\n1\t1\n")
+    assert (tmp_path / "R.tsv").read_text() == "1\t1\n1\t1\n"
+    given.write("R.tsv", "2\t2\n")
+    assert (tmp_path / "R.tsv").read_text() == "2\t2\n"
     given.cleanup()
     assert tmp_path.is_dir()  # a given folder stays, its files closed
     own = FactFolder()
