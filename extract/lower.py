@@ -193,7 +193,7 @@ class Lowerer:
     }  # fmt: skip
 
     # the relations the handlers read (`self.facts`), besides the plans
-    FACTS: ClassVar[frozenset[str]] = frozenset({"TPage"})
+    FACTS: ClassVar[frozenset[str]] = frozenset()
 
     def handle(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         getattr(self, self.HANDLERS[plan.op])(s, call, plan, ctx, out)
@@ -502,9 +502,9 @@ class Lowerer:
         self.bind(s, view, ctx, out)
 
     def transpose_unroll(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
+        """nb pages of [A, B]: page i transposes rows [i*A, (i+1)*A) into rows [i*B, (i+1)*B) (the plan's
+        progression, B-104)."""
         nb, a, b = (as_int(x) for x in plan.args[:3])
-        sid = self.enc.stmt_ids[id(s)]
-        pages = sorted((as_int(r[1]), as_int(r[2]), as_int(r[3])) for r in self.facts("TPage") if r[0] == sid)
         x = substitute(call.args[0], ctx)
         xt = type_of(x)
         assert isinstance(xt, TileType)
@@ -537,12 +537,12 @@ class Lowerer:
         box = int_tuple(a, b, span=span)
         const = self.decode.const
         zero, one = const(0, span), const(1, span)
-        for i, in_row, out_row in pages:
-            at = MakeTuple((ConstInt(in_row, span=span), zero), span)
+        for i in range(nb):
+            at = MakeTuple((ConstInt(i * a, span=span), zero), span)
             x_page = page.bind(f"trans_page_{i}", "page", "tile.slice", (x, box, at))
             tmp = page.bind(f"trans_tmp_{i}", "tmp", "tile.slice", (pool, box, at))
             tr = page.bind(f"trans_{i}", "trans", "tile.transpose", (x_page, zero, one, tmp))
-            to = MakeTuple((ConstInt(out_row, span=span), zero), span)
+            to = MakeTuple((ConstInt(i * b, span=span), zero), span)
             acc = page.bind(name, "out", "tile.assemble", (acc, tr, to))
         if isinstance(s, AssignStmt):
             ctx[s.var.uid] = acc
