@@ -1,8 +1,8 @@
 """Lowering of the batched matmul family's plans (behaviours.md §K-§O).
 
-Pages, windows, re-loads and drains all come from the facts the rules derived (BPage, BSliceSide, BReloadSide with
-BReloadAt, BReloadStep or BReload, BRowWin, BColWin, BStore or BStoreOne, DrainPage, RowDrainPage); this module
-only builds the statements they describe.
+Pages, windows, re-loads and drains all come from the facts the rules derived (BPagesSame or BPage, BSliceSide,
+BReloadSide with BReloadAt, BReloadStep or BReload, BRowWin, BColWin, BStore or BStoreOne, DrainPage, RowDrainPage);
+this module only builds the statements they describe, stepping through the progressions some of them state.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class MatmulLowerer(Lowerer):
         super().__init__(fn, enc, plans, facts)
 
     FACTS: ClassVar[frozenset[str]] = Lowerer.FACTS | {
-        "DrainPage", "RowDrainPage", "BPage", "BSliceSide", "BRowWin", "BColWin", "BStore", "BStoreOne",
+        "DrainPage", "RowDrainPage", "BPage", "BPagesSame", "BSliceSide", "BRowWin", "BColWin", "BStore", "BStoreOne",
         "BReload", "BReloadAt", "BReloadStep", "BReloadSide", "BmmBaseRow", "ViewOperand", "BPageCast", "BmmGeom",
     }  # fmt: skip
 
@@ -147,12 +147,12 @@ class _BmmPages:
         def rows(name: str) -> list[tuple[Any, ...]]:
             return [r for r in low.facts(name) if r[0] == sid]
 
-        self.pages = sorted((r[1], r[2], r[3]) for r in rows("BPage"))
         self.slice_sides = {as_int(r[1]): tuple(as_int(x) for x in r[2:]) for r in rows("BSliceSide")}
-        self.row_at = {r[1]: r[2] for r in rows("BRowWin")}
-        self.col_at = {r[1]: r[2] for r in rows("BColWin")}
+        self.row_step = next((as_int(r[1]) for r in rows("BRowWin")), 0)  # page i's window: row i * step
+        self.col_step = next((as_int(r[1]) for r in rows("BColWin")), 0)  # ... or column i * step
         self.stores = {r[1]: (r[2], r[3]) for r in rows("BStore")}
-        self.stores_one = {r[1]: (as_int(r[2]), r[3], r[4]) for r in rows("BStoreOne")}
+        # one static batch axis: page i stores at batch offset o + i mod e
+        self.store_one = next(((as_int(r[1]), as_int(r[2]), r[3], r[4]) for r in rows("BStoreOne")), None)
         self.reloads = {(r[1], r[2]): r[3:] for r in rows("BReload")}
         self.static_at = {(r[1], r[2]): (r[3], r[4]) for r in rows("BReloadAt")}
         self.reload_steps = {as_int(r[1]): tuple(as_int(x) for x in r[2:]) for r in rows("BReloadStep")}
@@ -164,6 +164,10 @@ class _BmmPages:
         )  # B-135/B-136: the pages move to Vec and cast to the result's dtype
         geom = rows("BmmGeom")[0]
         self.nb, self.m, self.n = as_int(geom[2]), as_int(geom[3]), as_int(geom[4])
+        if rows("BPagesSame"):  # page i reads page i of both sides
+            self.pages: list[tuple[int, int, int]] = [(i, i, i) for i in range(self.nb)]
+        else:
+            self.pages = sorted((r[1], r[2], r[3]) for r in rows("BPage"))
         result_t = s.var.type if isinstance(s, AssignStmt) else call.type
         assert isinstance(result_t, TileType)
         self.result_t = result_t
@@ -234,9 +238,9 @@ class _BmmPages:
                 self.last = self.low.bind(self.s, value, self.ctx, self.out)
             elif mode in ("packed-producer", "acc-cols"):
                 cond: Expr | None = ConstBool(True, span) if mode == "packed-producer" else self.init
-                self.accumulate(i, self.pair(0, self.col_at[i]), lp, rp, cond)  # B-139
+                self.accumulate(i, self.pair(0, i * self.col_step), lp, rp, cond)  # B-139
             elif mode == "acc-rows":
-                self.accumulate(i, self.pair(self.row_at[i], 0), lp, rp, self.init)
+                self.accumulate(i, self.pair(i * self.row_step, 0), lp, rp, self.init)
             else:
                 self.matmul_page(i, lp, rp)
         s, acc = self.s, self.acc
@@ -313,13 +317,12 @@ class _BmmPages:
     def store_at(self, i: int, store: Call) -> tuple[MakeTuple, Any]:
         """Page i's store offsets and its window term: over one static batch axis the batch offset is an integer
         before the matrix offsets every page shares (BStoreOne), else the offsets are a term (BStore)."""
-        one = self.stores_one.get(i)
-        if one is None:
+        if self.store_one is None:
             offsets, window = self.stores[i]
             return self.low.tuple_of(offsets, store), window
-        batch, tail, window = one
+        first, extent, tail, window = self.store_one
         decode, span = self.low.decode, store.span
-        return MakeTuple((decode.const(batch, span), *decode.dims(tail, span)), span), window
+        return MakeTuple((decode.const(first + i % extent, span), *decode.dims(tail, span)), span), window
 
     def matmul_page(self, i: int, lp: Var, rp: Var) -> None:
         """A page's matmul, moved to Vec (and cast) where the rules say so, then assembled into the staging tile
@@ -334,7 +337,7 @@ class _BmmPages:
             res = page.bind(f"matmul_cast_{i}", "cast", "tile.cast", (res,), cast_kw)
         if self.mode == "general":
             assert self.acc is not None
-            at = self.pair(self.row_at[i], 0)
+            at = self.pair(i * self.row_step, 0)
             self.acc = page.bind(self.name, "assemble", "tile.assemble", (self.acc, res, at))
             return
         store = self.info.store
