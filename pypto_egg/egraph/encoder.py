@@ -15,12 +15,18 @@ from .encode_matmul import accumulator_facts, batch_matmuls, kept_tile_facts, op
 
 
 def encode_functions(
-    fns: Sequence[Function], backend: Backend | None, strategy: str = "reference", operand_lists: bool = True
+    fns: Sequence[Function],
+    backend: Backend | None,
+    strategy: str = "reference",
+    operand_lists: bool = True,
+    page_rows: int | None = None,
 ) -> Encoding:
     """Requests for every assigned tile op (an evaluated call is only substituted and re-deduced, B-026), for
     several functions in one encoding, so one saturation serves them all. Statement ids,
     variables and dimension terms are unique across the functions, and no rule relates two statements of
-    different functions except through the backend's budgets, which they share."""
+    different functions except through the backend's budgets, which they share. `page_rows`: the most page
+    indices stated (None: every index below the page bound); a host stating fewer states the rest a rule asks
+    for (`PagesWanted`)."""
     enc = Encoding(fractal_rows=fractal_rows(backend), operand_lists=operand_lists)
     for fn in fns:
         start = len(enc.statements)
@@ -39,7 +45,8 @@ def encode_functions(
             accumulator_facts(enc, fn, sids)
         kept_tile_facts(enc, fn, sids, aliases=not accumulates)
         enc.function_sids[fn.name] = sids
-    enc.rows["PageIndexRow"] = [(i,) for i in range(enc.page_bound)]
+    stated = enc.page_bound if page_rows is None else min(enc.page_bound, page_rows)
+    enc.rows["PageIndexRow"] = [(i,) for i in range(stated)]
     enc.rows["FractalRow"] = [(enc.fractal_rows,)]
     for st, sid in ((st, sid) for sid, (st, _) in enumerate(enc.statements)):
         if isinstance(st, AssignStmt):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ from .rules import (
     schedule_text,
     shipped_rule_files,
 )
+from .schedule_run import fired, fixpoint_iterations, record_stage, rule_name, schedule_command
 from .strata import StagePlan, concern_declarations, stage_plan
 
 
@@ -122,7 +122,12 @@ class EGraphRun:
         t0 = time.perf_counter()
         # the operands of generic requests as term lists only where something reads them (user rules, explain)
         self.encoding: Encoding = encode_functions(
-            self.functions, self.backend, strategy, operand_lists=reads is None or bool(extra_rules)
+            self.functions,
+            self.backend,
+            strategy,
+            operand_lists=reads is None or bool(extra_rules),
+            # a user's rules may read every page index: those are all stated up front
+            page_rows=None if extra_rules else PAGE_ROWS_UP_FRONT,
         )
         self.report.times["encode"] = time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -135,7 +140,9 @@ class EGraphRun:
         if self.strategy == "optimal":
             filled |= {"Route", "Settled"}
         self.relevance: Relevance = (
-            relevant_rules(tuple(self.rule_files), frozenset(filled), reads)
+            relevant_rules(
+                tuple(self.rule_files), frozenset(filled), reads if reads is None else reads | HOST_READS
+            )
             if prune_rules
             else all_rules(self.rule_files)
         )
@@ -242,7 +249,30 @@ class EGraphRun:
             return
         plan = self._plan()
         limit = self.limits.max_iterations
-        schedule = _schedule_command(plan, limit, self.check_schedule)
+        schedule = schedule_command(plan, limit, self.check_schedule)
+        self._saturate_stages(plan, stages, schedule, inputs, limit)
+        if self._state_wanted_pages():
+            self._run_schedule(deadline)
+
+    def _state_wanted_pages(self) -> bool:
+        """State the page indices past those the facts stated, up to the most a rule asked for (`PagesWanted`);
+        whether there were any (the schedule then runs again: only the rules that enumerate pages read them)."""
+        tables = self.relevance.tables
+        if tables is not None and "PagesWanted" not in tables:
+            return False  # no kept rule asks (nor does a pruned set declare it)
+        wanted = self.egraph.lookup_function("PagesWanted", [])
+        rows = self.encoding.rows["PageIndexRow"]
+        if wanted is None or self.egraph.value_to_i64(wanted) <= len(rows):
+            return False
+        rows.extend((i,) for i in range(len(rows), self.egraph.value_to_i64(wanted)))
+        self._inputs = self.encoding.write_facts(self._fact_folder, frozenset({"PageIndexRow"}))
+        return True
+
+    def _saturate_stages(
+        self, plan: StagePlan, stages: Sequence[Stage], schedule: Any, inputs: list[str], limit: int
+    ) -> None:
+        """The facts, then the planned steps of every stage in one egglog call; each stage's iterations are
+        accounted for (and, under the schedule check, each stage's fixpoint checked)."""
         outputs = load_facts(self.egraph, self._fact_folder, inputs, self._egglog_failed, then=(schedule,))
         report = next(getattr(o, "report") for o in outputs if isinstance(o, eb.RunScheduleOutput))  # noqa: B009
         ran = report.iterations
@@ -251,7 +281,7 @@ class EGraphRun:
             body = " ".join(f"(run {r})" if r else "(run)" for r in stage.rulesets)
             start = at
             for st in steps:
-                n = 1 if st.once else _fixpoint_iterations(ran, at, limit)
+                n = 1 if st.once else fixpoint_iterations(ran, at, limit)
                 at += n
                 if at > len(ran):
                     break
@@ -265,7 +295,7 @@ class EGraphRun:
                 if at < len(ran):
                     self._check_fixpoint(ran[at], body)
                 at += 1
-            self.report.defer(functools.partial(_record_stage, stage, stage_iterations))
+            self.report.defer(functools.partial(record_stage, stage, stage_iterations))
         if at != len(ran):
             raise InternalError(f"the schedule ran {len(ran)} iterations, its steps account for {at}")
 
@@ -288,10 +318,10 @@ class EGraphRun:
     def _check_fixpoint(iteration: Any, body: str) -> None:
         """The stage's steps left a fixpoint of the stage: one more iteration of all its rules changes nothing."""
         if iteration.rule_set_report.changed:
-            fired = sorted(_fired([iteration]))
+            rules = sorted(fired([iteration]))
             raise InternalError(
                 f"the steps of stage {body} (egraph/strata.py) stopped short of its fixpoint: run as one "
-                f"ruleset, it still changes the e-graph ({', '.join(fired)})"
+                f"ruleset, it still changes the e-graph ({', '.join(rules)})"
             )
 
     def _record(self, stage: Stage, iterations: int, matches: dict[str, int]) -> None:
@@ -354,7 +384,7 @@ class EGraphRun:
         report = getattr(outputs[0], "report")  # noqa: B009 - the bindings type the output as a union
         run.iterations += len(report.iterations)
         for rule, n in report.num_matches_per_rule.items():
-            key = _rule_name(rule)
+            key = rule_name(rule)
             run.matches[key] = run.matches.get(key, 0) + n
         return report
 
@@ -458,6 +488,12 @@ class EGraphRun:
         return self._facts[relation]
 
 
+PAGE_ROWS_UP_FRONT = (
+    16  # page indices stated with the facts; a rule asking for more gets them in a second run
+)
+HOST_READS = frozenset(
+    {"PagesWanted"}
+)  # what the engine reads of the e-graph itself, besides its caller's reads
 _CHUNK = 12  # iterations per egglog call, the limits checked between calls: every stage of the shipped rules
 # saturates within one call on the corpus and the workloads (at most 11 iterations)
 STRATEGIES = ("reference", "optimal")
@@ -522,67 +558,3 @@ def combine_stage_rulesets(egraph: eb.EGraph) -> None:
         if named and name not in declared:
             declared.add(name)
             run_text(egraph, f"(unstable-combined-ruleset {name} {' '.join(named)})", "rules/schedule.egg")
-
-
-def _record_stage(stage: Stage, iterations: Sequence[Any], report: RunReport) -> None:
-    """A stage's iterations and the rules it fired, read from its iterations' reports when the run report is read."""
-    report.record_stage(stage.rulesets, len(iterations), _fired(iterations))
-
-
-def _fired(iterations: Sequence[Any]) -> dict[str, int]:
-    """The rules that matched in these iterations of egglog's report, by name, with their matches."""
-    matches: dict[str, int] = {}
-    for it in iterations:
-        for rule, runs in it.rule_set_report.rule_reports.items():
-            n = sum(r.num_matches for r in runs)
-            if n:
-                name = _rule_name(rule)
-                matches[name] = matches.get(name, 0) + n
-    return matches
-
-
-def _fixpoint_iterations(ran: Sequence[Any], at: int, limit: int) -> int:
-    """How many of the iterations from `at` on a step repeated to its fixpoint ran: up to and including the first
-    that changed nothing, at most `limit` (egglog's `repeat` stops there)."""
-    n = 1
-    while n < limit and at + n - 1 < len(ran) and ran[at + n - 1].rule_set_report.changed:
-        n += 1
-    return n
-
-
-def _schedule_command(plan: StagePlan, limit: int, check: bool) -> Any:
-    """`_built_schedule`, once per plan (stage_plan keeps its plans) and limit."""
-    key = (id(plan), limit, check)
-    hit = _SCHEDULES.get(key)
-    if hit is None or hit[0] is not plan:
-        if len(_SCHEDULES) >= 256:
-            _SCHEDULES.clear()
-        hit = _SCHEDULES[key] = (plan, _built_schedule(plan, limit, check))
-    return hit[1]
-
-
-_SCHEDULES: dict[tuple[int, int, bool], tuple[StagePlan, Any]] = {}
-
-
-def _built_schedule(plan: StagePlan, limit: int, check: bool) -> Any:
-    """Every step of every stage as one egglog command: a step run once is one iteration of its ruleset, any other
-    repeats its ruleset until an iteration changes nothing or `limit` iterations ran (egglog's core `repeat`; the
-    textual `run-schedule` of egglog's Python package always runs all of them). `check`: after each stage, one
-    iteration of all its rules, which must change nothing."""
-    span = eb.PanicSpan()
-    parts: list[Any] = []
-    for steps, whole in zip(plan.stages, plan.whole):
-        for st in steps:
-            run = eb.Run(span, eb.RunConfig(st.ruleset, None))
-            parts.append(run if st.once else eb.Repeat(span, limit, run))
-        if check and steps:
-            parts.append(eb.Run(span, eb.RunConfig(whole, None)))
-    return eb.RunSchedule(eb.Sequence(span, parts))
-
-
-@functools.cache
-def _rule_name(rule: str) -> str:
-    m = re.search(r':name\s+"([^"]+)"', rule)
-    if m:
-        return m.group(1)
-    return " ".join(rule.split())[:80]
