@@ -6,6 +6,8 @@ from the start (behaviours.md §L-§O: B-132, B-136, B-175, B-184)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_flatten_batch_matmul import assigns, bmm_program
 from test_flatten_packing import acc_loop
 from test_flatten_row_windows import windows
@@ -68,3 +70,38 @@ def test_indices_are_stated_only_when_a_rule_asks_for_them():
         eg.saturate()
         assert len(eg.encoding.rows["PageIndexRow"]) == PAGES
         assert {r[1] for r in eg.facts("BPage")} == set(range(PAGES))
+
+
+@st.composite
+def many_page_batched_matmuls(draw: st.DrawFn) -> tuple[list[int], list[int], list[int], str]:
+    """Batched matmuls of more pages than the facts state up front: one or two batch axes, either operand
+    broadcast or neither, the result stored straight (fused) or after an elementwise op (gathered)."""
+    if draw(st.booleans()):
+        out_batch = [draw(st.integers(PAGE_ROWS_UP_FRONT + 1, 2 * PAGE_ROWS_UP_FRONT))]
+    else:
+        out_batch = [
+            draw(st.integers(2, 4)),
+            draw(st.integers(PAGE_ROWS_UP_FRONT // 2 + 1, PAGE_ROWS_UP_FRONT)),
+        ]
+    broadcast = draw(st.sampled_from(["none", "lhs", "rhs"]))
+    lhs_batch = [1] * len(out_batch) if broadcast == "lhs" else out_batch
+    rhs_batch = [1] * len(out_batch) if broadcast == "rhs" else out_batch
+    zeros = ", ".join(["0"] * (len(out_batch) + 2))
+    if draw(st.booleans()):
+        body = f"c = pl.tile.batch_matmul(ta, tb)\nout = pl.store(c, [{zeros}], out)\nreturn out"
+    else:
+        body = f"c = pl.tile.batch_matmul(ta, tb)\ne = pl.tile.exp(c)\nout = pl.store(e, [{zeros}], out)\nreturn out"
+    return [*lhs_batch, 16, 16], [*rhs_batch, 16, 16], [*out_batch, 16, 16], body
+
+
+@settings(max_examples=12, deadline=None)
+@given(many_page_batched_matmuls())
+def test_generated_many_page_batched_matmuls_lower_as_with_every_index_stated(case):
+    lhs, rhs, out, body = case
+    after = flatten(bmm_program(lhs, rhs, body, out))  # (the interpreter runs both sides)
+    engine.PAGE_ROWS_UP_FRONT, up_front = 1_000_000, engine.PAGE_ROWS_UP_FRONT
+    try:
+        every_index = flatten(bmm_program(lhs, rhs, body, out), meaning=False)
+    finally:
+        engine.PAGE_ROWS_UP_FRONT = up_front
+    assert python_print(after) == python_print(every_index)
