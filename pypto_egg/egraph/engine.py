@@ -257,9 +257,11 @@ class EGraphRun:
     def _state_wanted_pages(self) -> bool:
         """State the page indices past those the facts stated, up to the most a rule asked for (`PagesWanted`);
         whether there were any (the schedule then runs again: only the rules that enumerate pages read them)."""
-        tables = self.relevance.tables
-        if tables is not None and "PagesWanted" not in tables:
-            return False  # no kept rule asks (nor does a pruned set declare it)
+        tables, facts = self.relevance.tables, self.relevance.facts
+        if (tables is not None and "PagesWanted" not in tables) or (
+            facts is not None and "PageIndexRow" not in facts
+        ):
+            return False  # no kept rule asks, or none reads the indices (nor does a pruned set declare them)
         wanted = self.egraph.lookup_function("PagesWanted", [])
         rows = self.encoding.rows["PageIndexRow"]
         if wanted is None or self.egraph.value_to_i64(wanted) <= len(rows):
