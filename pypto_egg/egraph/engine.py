@@ -262,11 +262,12 @@ class EGraphRun:
             facts is not None and "PageIndexRow" not in facts
         ):
             return False  # no kept rule asks, or none reads the indices (nor does a pruned set declare them)
-        wanted = self.egraph.lookup_function("PagesWanted", [])
+        asked = self.egraph.lookup_function("PagesWanted", [])
+        wanted = 0 if asked is None else self.egraph.value_to_i64(asked)
         rows = self.encoding.rows["PageIndexRow"]
-        if wanted is None or self.egraph.value_to_i64(wanted) <= len(rows):
+        if wanted <= len(rows):
             return False
-        rows.extend((i,) for i in range(len(rows), self.egraph.value_to_i64(wanted)))
+        rows.extend((i,) for i in range(len(rows), wanted))
         self._inputs = self.encoding.write_facts(self._fact_folder, frozenset({"PageIndexRow"}))
         return True
 
