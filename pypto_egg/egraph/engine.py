@@ -247,10 +247,7 @@ class EGraphRun:
                 run = self._run_stage(stage, deadline)
                 self._record(stage, run.iterations, run.matches)
             return
-        plan = self._plan()
-        limit = self.limits.max_iterations
-        schedule = schedule_command(plan, limit, self.check_schedule)
-        self._saturate_stages(plan, stages, schedule, inputs, limit)
+        self._saturate_stages(self._plan(), stages, inputs)
         if self._state_wanted_pages():
             self._run_schedule(deadline)
 
@@ -271,11 +268,11 @@ class EGraphRun:
         self._inputs = self.encoding.write_facts(self._fact_folder, frozenset({"PageIndexRow"}))
         return True
 
-    def _saturate_stages(
-        self, plan: StagePlan, stages: Sequence[Stage], schedule: Any, inputs: list[str], limit: int
-    ) -> None:
+    def _saturate_stages(self, plan: StagePlan, stages: Sequence[Stage], inputs: list[str]) -> None:
         """The facts, then the planned steps of every stage in one egglog call; each stage's iterations are
         accounted for (and, under the schedule check, each stage's fixpoint checked)."""
+        limit = self.limits.max_iterations
+        schedule = schedule_command(plan, limit, self.check_schedule)
         outputs = load_facts(self.egraph, self._fact_folder, inputs, self._egglog_failed, then=(schedule,))
         report = next(getattr(o, "report") for o in outputs if isinstance(o, eb.RunScheduleOutput))  # noqa: B009
         ran = report.iterations
@@ -491,12 +488,10 @@ class EGraphRun:
         return self._facts[relation]
 
 
-PAGE_ROWS_UP_FRONT = (
-    16  # page indices stated with the facts; a rule asking for more gets them in a second run
-)
-HOST_READS = frozenset(
-    {"PagesWanted"}
-)  # what the engine reads of the e-graph itself, besides its caller's reads
+# page indices stated with the facts; a rule asking for more gets them in a second run
+PAGE_ROWS_UP_FRONT = 16
+# what the engine reads of the e-graph itself, besides its caller's reads
+HOST_READS = frozenset({"PagesWanted"})
 _CHUNK = 12  # iterations per egglog call, the limits checked between calls: every stage of the shipped rules
 # saturates within one call on the corpus and the workloads (at most 11 iterations)
 STRATEGIES = ("reference", "optimal")

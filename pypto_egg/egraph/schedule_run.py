@@ -42,20 +42,20 @@ def fixpoint_iterations(ran: Sequence[Any], at: int, limit: int) -> int:
 
 
 def schedule_command(plan: StagePlan, limit: int, check: bool) -> Any:
-    """`built_schedule`, once per plan (stage_plan keeps its plans) and limit."""
+    """`_built_schedule`, once per plan (stage_plan keeps its plans) and limit."""
     key = (id(plan), limit, check)
     hit = _SCHEDULES.get(key)
     if hit is None or hit[0] is not plan:
         if len(_SCHEDULES) >= 256:
             _SCHEDULES.clear()
-        hit = _SCHEDULES[key] = (plan, built_schedule(plan, limit, check))
+        hit = _SCHEDULES[key] = (plan, _built_schedule(plan, limit, check))
     return hit[1]
 
 
 _SCHEDULES: dict[tuple[int, int, bool], tuple[StagePlan, Any]] = {}
 
 
-def built_schedule(plan: StagePlan, limit: int, check: bool) -> Any:
+def _built_schedule(plan: StagePlan, limit: int, check: bool) -> Any:
     """Every step of every stage as one egglog command: a step run once is one iteration of its ruleset, any other
     repeats its ruleset until an iteration changes nothing or `limit` iterations ran (egglog's core `repeat`; the
     textual `run-schedule` of egglog's Python package always runs all of them). `check`: after each stage, one
