@@ -9,7 +9,7 @@ The rules decide; this module only reads a saturated e-graph back and says what 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ from ..extract.cost import INF
 from ..ir.printer import print_expr
 from ..ir.stmt import AssignStmt
 from .engine import EGraphRun
-from .rule_index import lists, rule_index
+from .rule_index import IndexedRule, lists, rule_index
 from .rules import RuleFile, SExp
 
 _KINDS = {
@@ -109,7 +109,9 @@ class _Rule:
 def _rule_index(files: tuple[RuleFile, ...]) -> tuple[_Rule, ...]:
     """The named rules of the index, with what explain matches a statement's plan against."""
     out: list[_Rule] = []
-    for rule in rule_index(files).rules:
+    rules = rule_index(files).rules
+    carried = _carried_kinds(rules)
+    for rule in rules:
         if not rule.name:
             continue
         tree = rule.form.tree
@@ -118,11 +120,32 @@ def _rule_index(files: tuple[RuleFile, ...]) -> tuple[_Rule, ...]:
             ref,
             frozenset(_chosen_plans(tree)),
             frozenset(_literals(tree, "Fail", 1)),
-            frozenset(t[0] for t in lists(tree) if t and isinstance(t[0], str) and t[0].endswith("Req")),
+            _requests(tree).union(*(carried.get(t, frozenset()) for t in rule.reads)),
             frozenset(_literals(tree, "GenericReq", 2)),
             frozenset(_modes(tree)),
         ))  # fmt: skip
     return tuple(out)
+
+
+def _requests(tree: SExp) -> frozenset[str]:
+    """The request relations a rule's form names."""
+    return frozenset(t[0] for t in lists(tree) if t and isinstance(t[0], str) and t[0].endswith("Req"))
+
+
+def _carried_kinds(rules: Sequence[IndexedRule]) -> dict[str, frozenset[str]]:
+    """The requests a derived relation stands for: those every rule writing it reads itself (a store's
+    `OwnWindow` is joined from its `StoreReq`), so a rule deciding from the derived row decides that kind of
+    statement as one reading the request would."""
+    writers: dict[str, list[frozenset[str]]] = {}
+    for rule in rules:
+        kinds = _requests(rule.form.tree)
+        for table in rule.writes:
+            writers.setdefault(table, []).append(kinds)
+    return {
+        table: frozenset.intersection(*kinds)
+        for table, kinds in writers.items()
+        if not table.endswith("Req") and all(kinds) and frozenset.intersection(*kinds)
+    }
 
 
 def _chosen_plans(tree: SExp) -> Iterator[str]:
