@@ -98,6 +98,10 @@ def main() -> None:
     ap.add_argument(
         "--sample", default=str(Path(__file__).resolve().parents[2] / "shared" / "realworld-sample")
     )
+    ap.add_argument(
+        "--calls", type=int, help="the extra calls counted, K (default: 20 for the seed, 1 for the others); "
+        "a larger K averages over calls of the kind's own rule set, after its first few calls"
+    )
     args = ap.parse_args()
     if shutil.which("valgrind") is None:
         sys.exit("bench_instructions: valgrind is not installed (apt-get install valgrind)")
@@ -116,7 +120,7 @@ def main() -> None:
             print(f"{workload:20s} {(timed - warm) / len(paths) / 1e6:10.1f} M instructions per timed call "
                   f"({len(paths)} programs)")  # fmt: skip
             continue
-        extra = EXTRA_CALLS.get(workload, 1)
+        extra = args.calls or EXTRA_CALLS.get(workload, 1)
         one, more = instructions(workload, 1, 1 + extra), instructions(workload, 1 + extra, 1 + extra)
         print(f"{workload:20s} {(more - one) / extra / 1e6:10.1f} M instructions per pass call")
 
