@@ -100,7 +100,11 @@ def main() -> None:
     )
     ap.add_argument(
         "--calls", type=int, help="the extra calls counted, K (default: 20 for the seed, 1 for the others); "
-        "a larger K averages over calls of the kind's own rule set, after its first few calls"
+        "with --warm, over calls of the kind's own rule set"
+    )
+    ap.add_argument(
+        "--warm", type=int, default=0,
+        help="calls of the workload before those counted (its own rule set is loaded after the first few)",
     )
     args = ap.parse_args()
     if shutil.which("valgrind") is None:
@@ -121,7 +125,8 @@ def main() -> None:
                   f"({len(paths)} programs)")  # fmt: skip
             continue
         extra = args.calls or EXTRA_CALLS.get(workload, 1)
-        one, more = instructions(workload, 1, 1 + extra), instructions(workload, 1 + extra, 1 + extra)
+        total = 1 + args.warm + extra
+        one, more = instructions(workload, 1 + args.warm, total), instructions(workload, total, total)
         print(f"{workload:20s} {(more - one) / extra / 1e6:10.1f} M instructions per pass call")
 
 
