@@ -372,7 +372,7 @@ class _Reader:
             out.append(
                 f"output batch {dims_text(self.term(r[1]))}: B={r[2]} pages of M={r[3]} x N={r[4]}, K={r[5]}"
             )
-        budget = next((r[0] for r in self.rows("BmmBudget")), None)
+        budget = next((r[1] for r in self.rows("ConfigRow")), None)  # (strategy, Mat, Acc, Vec bytes)
         if budget is not None and budget >= 2**62:
             budget = None  # no backend: the capacity gate reports fit (B-116)
         for r in self.rows("BmmReq", sid):
