@@ -1,14 +1,16 @@
 """Instructions one pass call executes, counted by valgrind (cachegrind): a figure a shared, noisy machine
 cannot move, for comparing two versions where wall times disagree by more than the change.
 
-    python benchmarks/bench_instructions.py [--only TEXT] [--sample ../shared/realworld-sample]
+    python benchmarks/bench_instructions.py [--only TEXT] [--sample ../shared/realworld-sample] [--warm W --calls K]
 
 Each workload runs in two processes under `valgrind --tool=cachegrind`, one with one pass call and one with
 1 + K (the same programs parsed in both, each of a shape of its own); the difference over K is one call's
 instructions, import, parsing and rule loading excluded. The seed takes K = 20, which averages out the
 million or so instructions by which its single calls differ. egglog and OpenBLAS run on one thread, so the
-count does not depend on scheduling (it repeats within about 1%). Needs valgrind on the PATH; a run takes a
-minute or two per workload.
+count does not depend on scheduling (it repeats within about 1%). Without --warm the counted call of a workload
+other than the seed is the kind's second, which runs on the full rule set (the kind's own set is loaded after its
+third call) and varies by a few million instructions; `--warm 6 --calls 8` counts eight calls on the kind's own set.
+Needs valgrind on the PATH; a run takes a minute or two per workload.
 
 `real N-D` is the sample's programs the pass rewrites, each called as bench_vs_reference times them: a warm-up
 call, then the timed one. Both processes first run five programs of each of four workloads (the sets a bench
@@ -99,11 +101,15 @@ def main() -> None:
         "--sample", default=str(Path(__file__).resolve().parents[2] / "shared" / "realworld-sample")
     )
     ap.add_argument(
-        "--calls", type=int, help="the extra calls counted, K (default: 20 for the seed, 1 for the others); "
-        "with --warm, over calls of the kind's own rule set"
+        "--calls",
+        type=int,
+        help="the extra calls counted, K (default: 20 for the seed, 1 for the others); "
+        "with --warm, over calls of the kind's own rule set",
     )
     ap.add_argument(
-        "--warm", type=int, default=0,
+        "--warm",
+        type=int,
+        default=0,
         help="calls of the workload before those counted (its own rule set is loaded after the first few)",
     )
     args = ap.parse_args()

@@ -18,7 +18,7 @@ from pypto_egg.egraph import (
     rules_dir,
     shipped_rule_files,
 )
-from pypto_egg.egraph.decisions import plan_words
+from pypto_egg.egraph.decisions import _carried_kinds, _rule_index, plan_words
 from pypto_egg.egraph.rule_index import rule_index
 from pypto_egg.egraph.rules import SELF_CHECKS, _form_texts, forms, load_rule_file, run_text
 from pypto_egg.errors import RuleError, ScheduleLimitError
@@ -223,3 +223,17 @@ def test_the_loader_splits_the_shipped_files_into_the_forms_the_relevance_reader
     for rf in shipped_rule_files():
         assert _form_texts(rf.text) == [rf.text[f.start : f.end] for f in forms(rf.text)], rf.name
     assert _form_texts('(a ";)" (b)) ; (c\n(d)') == ['(a ";)" (b))', "(d)"]
+
+
+def test_explain_carries_a_request_kind_through_the_rows_joined_from_it():
+    """A decision that reads a row joined from a request (store.egg's `OwnWindow`, from `StoreReq`) decides that
+    kind of statement, so explain lists it among a store's guards; a relation written from two kinds of request
+    (`GivenWindow`: `StoreReq` and `StoreGivenReq`) stands for neither (B-056)."""
+    rules = rule_index(tuple(shipped_rule_files())).rules
+    carried = _carried_kinds(rules)
+    assert carried["OwnWindow"] == carried["UnpackedStore"] == {"StoreReq"}
+    assert "GivenWindow" not in carried and "Chose" not in carried
+    kinds = {r.ref.name: r.kinds for r in _rule_index(tuple(shipped_rule_files()))}
+    for name in ("store-2d-keep", "store-aligned-window", "store-aligned-window-same-rank",
+                 "store-tile-rank-exceeds-tensor", "store-collapsed-start"):  # fmt: skip
+        assert "StoreReq" in kinds[name], name
