@@ -89,6 +89,10 @@ def first_calls(paths: list[Path]) -> list[float]:
         run = subprocess.run(
             [sys.executable, "-c", _FIRST_CALL, here, str(path)], capture_output=True, text=True
         )
+        if run.returncode != 0 or not run.stdout.split():
+            raise RuntimeError(
+                f"the first call on {path.name} in a fresh process failed:\n{run.stderr[-2000:]}"
+            )
         out.append(float(run.stdout.split()[-1]))
     return out
 
