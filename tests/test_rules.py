@@ -237,3 +237,7 @@ def test_explain_carries_a_request_kind_through_the_rows_joined_from_it():
     for name in ("store-2d-keep", "store-aligned-window", "store-aligned-window-same-rank",
                  "store-tile-rank-exceeds-tensor", "store-collapsed-start"):  # fmt: skip
         assert "StoreReq" in kinds[name], name
+    # a rule on one kind of batched matmul is not a guard of the other's (BmmReq's kind: 0 plain, 1 accumulating)
+    variants = {r.ref.name: r.variants for r in _rule_index(tuple(shipped_rule_files()))}
+    assert variants["bmm-acc-dynamic"] == {"1"} and variants["bmm-fast-path"] == {"0"}
+    assert variants["bmm-batch-mismatch"] == frozenset()

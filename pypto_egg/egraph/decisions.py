@@ -101,7 +101,9 @@ class _Rule:
     plans: frozenset[str]  # plan constructors its actions choose
     fails: frozenset[str]  # Fail codes it reports
     kinds: frozenset[str]  # request relations its query reads
-    generic_ops: frozenset[str]  # op names its GenericReq atoms require
+    variants: frozenset[
+        str
+    ]  # the variant of its request it requires: a generic op's name, a batched matmul's kind
     modes: frozenset[str]  # batched-matmul modes it decides
 
 
@@ -121,7 +123,7 @@ def _rule_index(files: tuple[RuleFile, ...]) -> tuple[_Rule, ...]:
             frozenset(_chosen_plans(tree)),
             frozenset(_literals(tree, "Fail", 1)),
             _requests(tree).union(*(carried.get(t, frozenset()) for t in rule.reads)),
-            frozenset(_literals(tree, "GenericReq", 2)),
+            frozenset(_variants(tree)),
             frozenset(_modes(tree)),
         ))  # fmt: skip
     return tuple(out)
@@ -162,6 +164,15 @@ def _literals(tree: SExp, head: str, at: int) -> Iterator[str]:
         literal = t[at] if len(t) > at and t[0] == head else None
         if isinstance(literal, str) and literal.startswith('"'):
             yield literal.strip('"')
+
+
+def _variants(tree: SExp) -> Iterator[str]:
+    """The literal that narrows a rule's request to one variant: a generic request's op name, a batched matmul
+    request's kind (0 tile.batch_matmul, 1 tile.batch_matmul_acc)."""
+    yield from _literals(tree, "GenericReq", 2)
+    for t in lists(tree):
+        if len(t) > 2 and t[0] == "BmmReq" and isinstance(t[2], str) and t[2].isdigit():
+            yield t[2]
 
 
 def _modes(tree: SExp) -> Iterator[str]:
@@ -262,7 +273,10 @@ class _Reader:
         self.kind: dict[int, tuple[str, str | None]] = {}
         for row_name, req in _KINDS.items():
             for row in eg.encoding.rows.get(row_name, []):
-                self.kind[row[0]] = (req, row[1] if row_name == "GenericRow" else None)
+                variant = (
+                    row[1] if row_name == "GenericRow" else str(row[1]) if row_name == "BmmRow" else None
+                )
+                self.kind[row[0]] = (req, variant)
 
     @functools.cache  # noqa: B019 - one reader per explained function; each relation is indexed once
     def _by_first(self, name: str) -> dict[Any, list[tuple[Any, ...]]]:
@@ -299,7 +313,7 @@ class _Reader:
                 continue
             if kind is not None and rule.kinds & set(_KINDS.values()) and kind not in rule.kinds:
                 continue
-            if op is not None and rule.generic_ops and op not in rule.generic_ops:
+            if op is not None and rule.variants and op not in rule.variants:
                 continue
             found.append(rule.ref)
         return found
@@ -312,7 +326,7 @@ class _Reader:
         for rule in self.rules:
             if kind not in rule.kinds or not (rule.plans or rule.fails) or rule.ref.name in names:
                 continue
-            if op is not None and rule.generic_ops and op not in rule.generic_ops:
+            if op is not None and rule.variants and op not in rule.variants:
                 continue
             # a rule that also needs a side request of the statement (a store's given window) cannot apply to a
             # statement without one
