@@ -27,6 +27,7 @@ _KINDS = {
     "ReshapeRow": "ReshapeReq", "TransposeRow": "TransposeReq", "GenericRow": "GenericReq", "BmmRow": "BmmReq",
 }  # fmt: skip
 _MAIN_KINDS = frozenset(_KINDS.values())
+_VARIANT_ROWS = ("GenericRow", "BmmRow")  # rows whose second column names the request's variant (`_variants`)
 _BMM_MODES = {
     "fast": "one page: a single tile.matmul bound to the result (B-134)",
     "fused": "one tile.matmul per page, each stored straight to the consuming store's window (B-136)",
@@ -101,9 +102,8 @@ class _Rule:
     plans: frozenset[str]  # plan constructors its actions choose
     fails: frozenset[str]  # Fail codes it reports
     kinds: frozenset[str]  # request relations its query reads
-    variants: frozenset[
-        str
-    ]  # the variant of its request it requires: a generic op's name, a batched matmul's kind
+    # the variant of its request it requires: a generic op's name, a batched matmul's kind
+    variants: frozenset[str]
     modes: frozenset[str]  # batched-matmul modes it decides
 
 
@@ -273,10 +273,7 @@ class _Reader:
         self.kind: dict[int, tuple[str, str | None]] = {}
         for row_name, req in _KINDS.items():
             for row in eg.encoding.rows.get(row_name, []):
-                variant = (
-                    row[1] if row_name == "GenericRow" else str(row[1]) if row_name == "BmmRow" else None
-                )
-                self.kind[row[0]] = (req, variant)
+                self.kind[row[0]] = (req, str(row[1]) if row_name in _VARIANT_ROWS else None)
 
     @functools.cache  # noqa: B019 - one reader per explained function; each relation is indexed once
     def _by_first(self, name: str) -> dict[Any, list[tuple[Any, ...]]]:
