@@ -11,6 +11,7 @@ subterm at every use instead (the classic bottom-up tree cost).
 from __future__ import annotations
 
 from collections import defaultdict, deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .cost import INF, CostModel, DefaultCostModel
@@ -77,11 +78,33 @@ def _tree_choice(node: ENode, own: float, ex: Extraction) -> _Choice | None:
     return _Choice(own + sum(ex.best[k].cost for k in node.children), node, {})
 
 
-def extract_roots(view: EGraphView, model: CostModel | None = None, mode: str = "dag") -> Extraction:
+def _reached(view: EGraphView, roots: Iterable[ClassId]) -> dict[ClassId, list[ENode]]:
+    """The classes `roots` reach through any of their nodes, in the view's order."""
+    seen: set[ClassId] = set()
+    todo = [c for c in roots if c in view.classes]
+    while todo:
+        c = todo.pop()
+        if c in seen:
+            continue
+        seen.add(c)
+        for n in view.classes[c]:
+            todo.extend(k for k in n.children if k not in seen)
+    return {c: ns for c, ns in view.classes.items() if c in seen}
+
+
+def extract_roots(
+    view: EGraphView,
+    model: CostModel | None = None,
+    mode: str = "dag",
+    roots: Iterable[ClassId] | None = None,
+) -> Extraction:
+    """The cheapest term of every class of the view, or, given `roots`, of every class they reach (a class's choice
+    depends on the classes below it alone, so it is the same either way)."""
     model = model or DefaultCostModel()
     choose = _dag_choice if mode == "dag" else _tree_choice
+    classes = view.classes if roots is None else _reached(view, roots)
     # every node once, with its own cost (asked of the model once); nodes it never extracts take no part
-    nodes = [(n, c) for ns in view.classes.values() for n in ns if (c := model.node_cost(n)) != INF]
+    nodes = [(n, c) for ns in classes.values() for n in ns if (c := model.node_cost(n)) != INF]
     parents: dict[ClassId, list[int]] = defaultdict(list)
     for i, (n, _) in enumerate(nodes):
         for ch in set(n.children):

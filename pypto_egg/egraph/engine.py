@@ -109,6 +109,7 @@ class EGraphRun:
         no other term (the pass, not explain or the pictures, which read everything: None), so rules whose work
         nobody reads are not run either."""
         self.strategy = check_strategy(strategy)
+        self._reads = reads
         names = [function_name] if isinstance(function_name, str) else list(function_name)
         self.program = program
         self.functions = [program.function(n) for n in names]
@@ -426,9 +427,24 @@ class EGraphRun:
         if self._extraction is None:
             self.saturate()
             t0 = time.perf_counter()
-            self._extraction = extract_roots(self.view(), self.cost_model)
+            self._extraction = extract_roots(self.view(), self.cost_model, roots=self._roots())
             self.report.times["extract"] = time.perf_counter() - t0
         return self._extraction
+
+    def _roots(self) -> list[ClassId] | None:
+        """The classes whose terms the caller can ask for: those of the plans and of the relations it reads (None: a
+        caller that reads everything, as explain and the pictures do)."""
+        if self._reads is None:
+            return None
+        relations = self.view().relations
+        return [
+            a
+            for rel in ("Chose", *sorted(self._reads))
+            if rel in relations
+            for row in relations.get(rel, [])
+            for a in row
+            if type(a) is ClassId
+        ]
 
     def plans(self) -> dict[int, Term | None]:
         """The plan that lowers each encoded statement (None: no plan lowers it): of the plans the rules chose
@@ -479,6 +495,8 @@ class EGraphRun:
     def facts(self, relation: str) -> list[tuple[Term | int | float | str | bool | None, ...]]:
         """The rows of a relation, e-class columns replaced by their extracted terms (read once per relation)."""
         if relation not in self._facts:
+            if self._reads is not None and relation not in self._reads:
+                raise InternalError(f"relation {relation} was not named among the run's reads")
             rows = self.view().relations.get(relation, [])
             # a column holds e-classes in every row or in none (its sort says which): the first row tells
             if rows and any(type(a) is ClassId for a in rows[0]):
