@@ -241,13 +241,31 @@ return out
     program = pl.parse(src)
     with EGraphRun(program, "main", "Ascend910B") as eg:
         assert len(eg.encoding.rows["ContigRow"]) == 1 and len(eg.encoding.rows["OverflowRow"]) == 1
+        # the load of a dynamic valid box: the encoder asks, and the rules walk; the static pairs ask nothing
+        assert len(eg.encoding.rows["ContigAskRow"]) == 1 and not eg.encoding.rows["OverflowAskRow"]
         fired = eg.saturate().rules_fired
     assert fired.get("build-contiguous") == 1 and fired.get("build-fits") == 1
-    assert fired.get("contig-start") == 1  # the load of a dynamic valid box: walked
-    assert "overflow-start" not in fired
+    assert fired.get("build-contig-query") == 1 and fired.get("contig-start") == 1
+    assert "overflow-start" not in fired and "build-overflow-query" not in fired
     # a Vec load keeps its tensor-rank window: no rule folds its offsets, so neither does the encoder
     assert not eg.encoding.rows["Off2DRow"] and "off2d" not in fired
     flatten(program, scalars={"n": 5})  # the pass's output, its meaning held by the interpreter
+
+
+def test_a_dynamic_tile_stored_is_asked_about_and_walked():
+    """A store whose tile's valid shape is dynamic: the encoder cannot say whether the tile overflows its tensor, so
+    it states the question (OverflowAskRow) and store.egg scans the pair (B-053); the static dims decide it."""
+    src = kernel("[4, 6, 8]", "n", """
+a = pl.load(x, [0, 0, 0], [4, 6, 8], valid_shapes=[n, 6, 8])
+out = pl.store(a, [0, 0, 0], out)
+return out
+""")  # fmt: skip
+    program = pl.parse(src)
+    with EGraphRun(program, "main", "Ascend910B") as eg:
+        assert len(eg.encoding.rows["OverflowAskRow"]) == 1 and not eg.encoding.rows["OverflowRow"]
+        fired = eg.saturate().rules_fired
+    assert fired.get("build-overflow-query") == 1 and fired.get("overflow-start") == 1
+    flatten(program, scalars={"n": 3})
 
 
 def test_static_offsets_are_folded_by_the_encoder_and_dynamic_ones_by_the_rules():

@@ -134,6 +134,7 @@ class Encoding:
         default_factory=set
     )  # the ContigRow / OverflowRow / BcastRow pairs written
     _listed: set[int] = field(default_factory=set)  # the lists whose ListRow is written
+    _items: dict[int, tuple[int, ...]] = field(default_factory=dict)  # list id -> its dim ids
 
     # ------------------------------------------------------------ dims
 
@@ -221,12 +222,17 @@ class Encoding:
         return i
 
     def contiguity(self, valid: int, dims: int) -> None:
-        """Of two static lists, whether the valid box is row-major contiguous over the dims (B-042): the rules scan
-        them an axis an iteration otherwise (contiguity.egg), to the same answer."""
+        """Whether a request's valid box is row-major contiguous over the dims it is read from or written into
+        (B-042): of two static lists, the answer; of others, the question, which contiguity.egg answers by scanning
+        them an axis an iteration (to the same answer, where both are stated)."""
+        if ("c", valid, dims) in self._compared:
+            return
+        self._compared.add(("c", valid, dims))
         v, d = self._static_ids.get(valid), self._static_ids.get(dims)
-        if v is not None and d is not None and ("c", valid, dims) not in self._compared:
-            self._compared.add(("c", valid, dims))
+        if v is not None and d is not None:
             self.rows["ContigRow"].append((valid, dims, int(non_contiguous(v[0], d[0]))))
+        else:
+            self.rows["ContigAskRow"].append((valid, dims))
 
     def load_offsets_2d(self, sid: int) -> None:
         """The fold of the offsets of load `sid` over its tensor, for a load some rule may read through a 2-D view
@@ -253,14 +259,19 @@ class Encoding:
         self.rows["Off2DRow"].append((offsets, shape, self.dim(ConstInt(row)), self.dim(ConstInt(col))))
 
     def overflow(self, tile: int, tensor: int) -> None:
-        """Of two static lists, whether some dim of the tile exceeds the tensor's it lands on, right-aligned (B-053),
-        stated of the lists reversed, which store.egg asks about."""
-        t, d = self._static_ids.get(tile), self._static_ids.get(tensor)
-        if t is None or d is None or ("o", tile, tensor) in self._compared:
+        """Whether some dim of a store's tile exceeds the tensor's it lands on, right-aligned (B-053), of the lists
+        reversed: of two static lists, the answer; of others, the question, which store.egg answers by scanning
+        them."""
+        if ("o", tile, tensor) in self._compared:
             return
         self._compared.add(("o", tile, tensor))
-        flag = int(overflows(t[0], d[0]))
-        self.rows["OverflowRow"].append((self._list(t[1][::-1]), self._list(d[1][::-1]), flag))
+        t, d = self._static_ids.get(tile), self._static_ids.get(tensor)
+        if t is not None and d is not None:
+            flag = int(overflows(t[0], d[0]))
+            self.rows["OverflowRow"].append((self._list(t[1][::-1]), self._list(d[1][::-1]), flag))
+        else:
+            rev = self._list(self._items.get(tile, ())[::-1]), self._list(self._items.get(tensor, ())[::-1])
+            self.rows["OverflowAskRow"].append(rev)
 
     def broadcast(self, lhs: tuple[Expr, ...], rhs: tuple[Expr, ...]) -> tuple[Expr, ...] | None:
         """Of two batch shapes, their NumPy broadcast (B-132), stated of the lists reversed (innermost axis first),
@@ -305,6 +316,7 @@ class Encoding:
         i = len(self._lists)
         self.rows["ConsRow"].append((i, ids[0], tail))
         self._lists[ids] = i
+        self._items[i] = ids
         return i
 
     # ------------------------------------------------------------ operands
