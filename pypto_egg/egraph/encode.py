@@ -134,7 +134,7 @@ class Encoding:
         default_factory=set
     )  # the ContigRow / OverflowRow / BcastRow pairs written
     _listed: set[int] = field(default_factory=set)  # the lists whose ListRow is written
-    _items: dict[int, tuple[int, ...]] = field(default_factory=dict)  # list id -> its dim ids
+    _items: dict[int, tuple[int, ...]] = field(default_factory=lambda: {0: ()})  # list id -> its dim ids
 
     # ------------------------------------------------------------ dims
 
@@ -270,8 +270,9 @@ class Encoding:
             flag = int(overflows(t[0], d[0]))
             self.rows["OverflowRow"].append((self._list(t[1][::-1]), self._list(d[1][::-1]), flag))
         else:
-            rev = self._list(self._items.get(tile, ())[::-1]), self._list(self._items.get(tensor, ())[::-1])
-            self.rows["OverflowAskRow"].append(rev)
+            self.rows["OverflowAskRow"].append(
+                (self._list(self._items[tile][::-1]), self._list(self._items[tensor][::-1]))
+            )
 
     def broadcast(self, lhs: tuple[Expr, ...], rhs: tuple[Expr, ...]) -> tuple[Expr, ...] | None:
         """Of two batch shapes, their NumPy broadcast (B-132), stated of the lists reversed (innermost axis first),

@@ -440,7 +440,6 @@ class EGraphRun:
         return [
             a
             for rel in ("Chose", *sorted(self._reads))
-            if rel in relations
             for row in relations.get(rel, [])
             for a in row
             if type(a) is ClassId
