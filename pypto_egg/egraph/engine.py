@@ -436,10 +436,11 @@ class EGraphRun:
         caller that reads everything, as explain and the pictures do)."""
         if self._reads is None:
             return None
-        relations = self.view().relations
+        relations, filled = self.view().relations, self.relevance.tables
         return [
             a
             for rel in ("Chose", *sorted(self._reads))
+            if filled is None or rel in filled  # (a table no kept rule or fact fills holds no row)
             for row in relations.get(rel, [])
             for a in row
             if type(a) is ClassId
