@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pypto_egg.extract.lower import Lowerer
 
 from ..egraph.encode import BMM_OPS, Encoding
-from ..ir.expr import Call, TupleGetItem, Var, type_of
+from ..ir.expr import Call, tile_operand_types, type_of
 from ..ir.stmt import AssignStmt, EvalStmt, ForStmt, Function, IfStmt, WhileStmt
 from ..ir.types import MemorySpace, TensorType, TileType, is_nd_tile
 from ..ir.walk import blocks
@@ -77,18 +77,11 @@ def _scan(fn: Function) -> tuple[bool, bool] | None:
             if type(value) is not Call or value.is_function:
                 continue
             nd_operand = memref = False
-            for a in value.args:  # (tile_operand_types, inlined: this loop visits every call of a model)
-                if type(a) is Var or type(a) is Call:
-                    t = a.type
-                elif type(a) is TupleGetItem:
-                    t = type_of(a)
-                else:
-                    continue
-                if type(t) is TileType:
-                    if len(t.shape) > 2:
-                        nd_operand = True
-                    if t.memref is not None:
-                        memref = True
+            for t in tile_operand_types(value.args):
+                if len(t.shape) > 2:
+                    nd_operand = True
+                if t.memref is not None:
+                    memref = True
             op = value.op
             if op.startswith("tile."):
                 acted_on = _ACTED_ON.get(op)
