@@ -127,9 +127,9 @@ class Encoding:
     _merged: set[int] = field(default_factory=set)  # the static shapes whose FlatRow is written
     # load sid -> the list ids of its offsets and of its tensor's dims
     _load_offsets: dict[int, tuple[int, int]] = field(default_factory=dict)
-    _static_ids: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = field(
+    _static_values: dict[int, tuple[int, ...]] = field(
         default_factory=dict
-    )  # values, dim ids
+    )  # a static list's id -> its values
     _compared: set[tuple[str, int, int]] = field(
         default_factory=set
     )  # the ContigRow / OverflowRow / BcastRow pairs written
@@ -194,11 +194,11 @@ class Encoding:
             if found is None:
                 ids = tuple(self.dim(d) for d in items)
                 found = self._static_lists[key] = self._measured(self._list(ids), ids, key)
-                self._static_ids[found] = (key, ids)
+                self._static_values[found] = key
             if shape and len(key) >= 2 and found not in self._merged:
                 self._merged.add(found)
                 lead = self.dim(ConstInt(math.prod(key[:-1])))
-                self.rows["FlatRow"].append((found, self._list((lead, self._static_ids[found][1][-1]))))
+                self.rows["FlatRow"].append((found, self._list((lead, self._items[found][-1]))))
             return found
         ids = tuple(self.dim(d) for d in items)
         return self._measured(self._list(ids), ids, None)
@@ -228,9 +228,9 @@ class Encoding:
         if ("c", valid, dims) in self._compared:
             return
         self._compared.add(("c", valid, dims))
-        v, d = self._static_ids.get(valid), self._static_ids.get(dims)
+        v, d = self._static_values.get(valid), self._static_values.get(dims)
         if v is not None and d is not None:
-            self.rows["ContigRow"].append((valid, dims, int(non_contiguous(v[0], d[0]))))
+            self.rows["ContigRow"].append((valid, dims, int(non_contiguous(v, d))))
         else:
             self.rows["ContigAskRow"].append((valid, dims))
 
@@ -245,17 +245,17 @@ class Encoding:
     def offsets_2d(self, offsets: int, shape: int) -> None:
         """Of static offsets over a static shape of their rank (two or more), their (row, column) fold, which
         offsets.egg works out a dim an iteration otherwise."""
-        o, d = self._static_ids.get(offsets), self._static_ids.get(shape)
+        o, d = self._static_values.get(offsets), self._static_values.get(shape)
         if (
             o is None
             or d is None
-            or len(o[0]) != len(d[0])
-            or len(o[0]) < 2
+            or len(o) != len(d)
+            or len(o) < 2
             or ("f", offsets, shape) in self._compared
         ):
             return
         self._compared.add(("f", offsets, shape))
-        row, col = fold_offsets(o[0], d[0])
+        row, col = fold_offsets(o, d)
         self.rows["Off2DRow"].append((offsets, shape, self.dim(ConstInt(row)), self.dim(ConstInt(col))))
 
     def overflow(self, tile: int, tensor: int) -> None:
@@ -265,14 +265,12 @@ class Encoding:
         if ("o", tile, tensor) in self._compared:
             return
         self._compared.add(("o", tile, tensor))
-        t, d = self._static_ids.get(tile), self._static_ids.get(tensor)
+        reversed_lists = self._list(self._items[tile][::-1]), self._list(self._items[tensor][::-1])
+        t, d = self._static_values.get(tile), self._static_values.get(tensor)
         if t is not None and d is not None:
-            flag = int(overflows(t[0], d[0]))
-            self.rows["OverflowRow"].append((self._list(t[1][::-1]), self._list(d[1][::-1]), flag))
+            self.rows["OverflowRow"].append((*reversed_lists, int(overflows(t, d))))
         else:
-            self.rows["OverflowAskRow"].append(
-                (self._list(self._items[tile][::-1]), self._list(self._items[tensor][::-1]))
-            )
+            self.rows["OverflowAskRow"].append(reversed_lists)
 
     def broadcast(self, lhs: tuple[Expr, ...], rhs: tuple[Expr, ...]) -> tuple[Expr, ...] | None:
         """Of two batch shapes, their NumPy broadcast (B-132), stated of the lists reversed (innermost axis first),
