@@ -134,6 +134,7 @@ class Encoding:
         default_factory=set
     )  # the ContigRow / OverflowRow / BcastRow pairs written
     _listed: set[int] = field(default_factory=set)  # the lists whose ListRow is written
+    _prefixed: set[int] = field(default_factory=set)  # ... and those whose prefixes' ListRows are
     _items: dict[int, tuple[int, ...]] = field(default_factory=lambda: {0: ()})  # list id -> its dim ids
 
     # ------------------------------------------------------------ dims
@@ -203,22 +204,28 @@ class Encoding:
         ids = tuple(self.dim(d) for d in items)
         return self._measured(self._list(ids), ids, None)
 
-    def _measured(self, i: int, ids: tuple[int, ...], values: tuple[int, ...] | None) -> int:
-        """State the list's ListRow, and that of every list its ListRow names (the list without its last dim,
-        the list reversed, and theirs in turn): a list a rule asks about through Init and Rev is then stated
-        too, so no rule walks an encoded list."""
-        if i in self._listed or not ids:  # (the empty list's length is stated in rules/encode.egg)
+    def _measured(
+        self, i: int, ids: tuple[int, ...], values: tuple[int, ...] | None, prefixes: bool = True
+    ) -> int:
+        """State the list's ListRow, and that of every list the rules reach from it through Init and Rev: its
+        prefixes (Init, Init of Init, ..., each with its reversal) and its reversal. A reversal's own prefixes
+        are not stated (`prefixes` false): no rule asks for them, and one that did would have shape.egg walk them
+        to the same answer."""
+        if not ids:  # (the empty list's length is stated in rules/encode.egg)
             return i
-        self._listed.add(i)
-        n = len(ids)
-        init = self._measured(self._list(ids[:-1]), ids[:-1], values[:-1] if values is not None else None)
-        rev = self._list(ids[::-1])
-        lead = prod = -1
-        if values is not None:
-            lead = self.dim(ConstInt(math.prod(values[:-1])))
-            prod = self.dim(ConstInt(math.prod(values)))
-        self.rows["ListRow"].append((i, n, ids[-1], init, rev, lead, prod))
-        self._measured(rev, ids[::-1], values[::-1] if values is not None else None)
+        if i not in self._listed:
+            self._listed.add(i)
+            init = self._list(ids[:-1])
+            rev = self._list(ids[::-1])
+            lead = prod = -1
+            if values is not None:
+                lead = self.dim(ConstInt(math.prod(values[:-1])))
+                prod = self.dim(ConstInt(math.prod(values)))
+            self.rows["ListRow"].append((i, len(ids), ids[-1], init, rev, lead, prod))
+            self._measured(rev, ids[::-1], values[::-1] if values is not None else None, prefixes=False)
+        if prefixes and i not in self._prefixed:
+            self._prefixed.add(i)
+            self._measured(self._list(ids[:-1]), ids[:-1], values[:-1] if values is not None else None)
         return i
 
     def contiguity(self, valid: int, dims: int) -> None:
