@@ -291,7 +291,7 @@ class _Registry:
         """Room for one more loaded set: idle sets over `_MAX_LOADED` are dropped, least recently used first. Unless
         `force`d (for the set of every rule, which any program can run on), only sets no program used for `_STALE`
         programs go: kinds that take turns would otherwise push each other's sets out and load them again, each
-        load costing 3-30 ms where running on a loaded set that holds its rules costs a kind 4-20 % more
+        load costing 30-120 ms where running on a loaded set that holds its rules costs a kind 4-20 % more
         instructions. Whether there is room now."""
         excess = len(self.rules) + 1 - _MAX_LOADED
         if excess <= 0:
@@ -497,7 +497,7 @@ def ready_rules(
     that keeps coming back is worth its own set: on the owner thread its loading (of `rule_files()`) starts in the
     background when first asked for, a slice at a time while no caller waits; asked for `_PROMOTE` times before
     that is done (on the main thread, which loads nothing in the background: asked for `_PROMOTE` times), it is
-    loaded at once, a stall of 3-30 ms once. A set is made only when there is room for it (`make_room`)."""
+    loaded at once, a stall of 30-120 ms once. A set is made only when there is room for it (`make_room`)."""
     own = _owner_here()
     own.tick += 1
     loaded = own.current(key)
