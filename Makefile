@@ -42,6 +42,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_workloads.py
 	$(BIN)/python benchmarks/bench_scale.py
 	$(BIN)/python benchmarks/bench_optimal.py
+	$(BIN)/python benchmarks/bench_egglog_costs.py
 	@if $(BIN)/python -c "import pypto.language, pypto.pypto_core" 2>/dev/null; then \
 		$(BIN)/python benchmarks/bench_vs_reference.py 2>/dev/null; \
 		$(BIN)/python benchmarks/bench_pipeline.py 2>/dev/null; \

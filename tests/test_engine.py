@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 import pypto_egg.language as pl
@@ -257,3 +261,16 @@ def test_the_iteration_limit_binds_each_step_of_the_one_schedule_command():
     else:
         pytest.fail("no limit up to 11 iterations let the shipped rules finish")
     assert failed == list(range(1, limit)) and limit >= 3
+
+
+def test_the_egglog_cost_benchmark_prints_every_unit_it_measures():
+    """benchmarks/bench_egglog_costs.py, run as a user runs it: a figure for each unit the pass's cost rests on."""
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_egglog_costs.py"
+    proc = subprocess.run(
+        [sys.executable, str(script), "--repeat", "3"], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = {line[:58].strip(): float(line[58:]) for line in proc.stdout.splitlines()[1:]}
+    assert len(rows) == 3 + 2 * 6 + 2 + 2 * 3, proc.stdout
+    assert all(us > 0 for us in rows.values()), proc.stdout
+    assert "a rule of 8 atoms firing once, naive" in rows and "20 firing rules, one step each" in rows
