@@ -42,7 +42,7 @@ def run_text(egraph: eb.EGraph, text: str) -> None:
 
 
 def quiet_steps(tables: int, steps: int, repeat: int) -> float:
-    """`steps` steps of one rule each that finds nothing new, among `tables` tables of which 50 hold rows."""
+    """`steps` steps of one rule each that finds nothing new, among `tables` tables, at most 50 of them holding a row."""
     eg = eb.EGraph()
     text = "\n".join(f"(relation T{i} (i64 i64))" for i in range(tables))
     text += "\n(relation E (i64))\n(relation Out (i64))\n"
