@@ -53,20 +53,34 @@ class _Relations(dict[str, list[tuple["ClassId | Prim", ...]]]):
     handful of the relations, and the encoder's input tables are the largest."""
 
     def __init__(
-        self, frozen: dict[str, Any], reader: Callable[[str], Callable[[Any], ClassId | Prim]]
+        self,
+        frozen: dict[str, Any],
+        reader: Callable[[str], Callable[[Any], ClassId | Prim]],
+        stored: StoredRelations | None = None,
     ) -> None:
         super().__init__()
         self._frozen = frozen
-        self._names = frozenset(frozen)
+        self._stored = stored if stored is not None and stored.table in frozen else None
+        self._names = frozenset(frozen) | (
+            frozenset(self._stored.arity) if self._stored is not None else frozenset()
+        )
         self._reader: Callable[[str], Callable[[Any], ClassId | Prim]] | None = reader
+        self._kinds: list[tuple[str, Any]] | None = (
+            None  # the stored table's rows: each one's relation, its cells
+        )
 
     def release(self) -> None:
         """Drop the references to egglog's objects (they may only be dropped by the thread that made them);
         the relations read so far stay readable."""
         self._frozen = {}
         self._reader = None
+        self._kinds = None
 
     def __missing__(self, name: str) -> list[tuple[ClassId | Prim, ...]]:
+        stored = self._stored
+        if stored is not None and name in stored.arity:
+            rows = self[name] = self._stored_rows(stored, name)
+            return rows
         fn = self._frozen.get(name)
         if fn is None:
             if name in self._names:
@@ -86,6 +100,25 @@ class _Relations(dict[str, list[tuple["ClassId | Prim", ...]]]):
         self[name] = rows
         return rows
 
+    def _stored_rows(self, stored: StoredRelations, name: str) -> list[tuple[ClassId | Prim, ...]]:
+        """The rows of one relation the stored table holds: each row's relation read once for every relation
+        asked for, and only the asked relation's cells converted."""
+        reader = self._reader
+        if reader is None:
+            raise RuntimeError(f"relation {name} was not read before its e-graph was closed")
+        if self._kinds is None:
+            relation_of = reader("String")
+            names: dict[Any, str] = {}  # (a handful of distinct names, each converted once)
+            self._kinds = []
+            for r in self._frozen[stored.table].rows:
+                inputs = r.inputs
+                kind = names.get(inputs[0])
+                if kind is None:
+                    kind = names[inputs[0]] = str(relation_of(inputs[0]))
+                self._kinds.append((kind, inputs))
+        cell, arity = reader("i64"), stored.arity[name]
+        return [tuple(map(cell, inputs[1 : 1 + arity])) for kind, inputs in self._kinds if kind == name]
+
     def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
         try:
             return self[name]
@@ -94,6 +127,15 @@ class _Relations(dict[str, list[tuple["ClassId | Prim", ...]]]):
 
     def __contains__(self, name: object) -> bool:
         return dict.__contains__(self, name) or name in self._names
+
+
+@dataclass(frozen=True)
+class StoredRelations:
+    """Relations egglog holds in one table of theirs, `table`, whose first column names the relation a row
+    belongs to and whose next columns are its cells (the rest padding): the view reads them as the relations."""
+
+    table: str
+    arity: dict[str, int]
 
 
 @dataclass
@@ -122,6 +164,7 @@ class EGraphView:
         skip: frozenset[str] = frozenset(),
         schema: dict[str, _Table] | None = None,
         tables: frozenset[str] | None = None,
+        stored: StoredRelations | None = None,
     ) -> EGraphView:
         """Read every constructor row (skipping subsumed ones, and every row of the constructors in `skip`,
         which no extraction will take); relation rows are read when asked for. `schema`: what each table of this
@@ -189,7 +232,7 @@ class EGraphView:
                 out = cid(r.output)
                 kids = tuple(a for a in args if isinstance(a, ClassId))
                 classes[out].append(make(ENode, (name, args, out, kids)))
-        return cls(classes, _Relations(relations, reader))
+        return cls(classes, _Relations(relations, reader, stored))
 
 
 @dataclass(frozen=True)

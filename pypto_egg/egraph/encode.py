@@ -34,12 +34,19 @@ from ..ir.stmt import (
 )
 from ..ir.types import MemorySpace, TensorType, TileType
 from .fact_folder import FactFolder
+from .fact_table import FACT_TABLE, packed_relations, width
 from .rules import fact_relations
 
 # relation name -> column count, as rules/encode.egg declares them
 RELATIONS: dict[str, int] = fact_relations()
 BMM_OPS = ("tile.batch_matmul", "tile.batch_matmul_acc")
 _ROW_FORMATS = {n: "\t".join(["%s"] * n) + "\n" for n in set(RELATIONS.values())}  # arity -> one row
+_WIDTH = width()
+# a relation the fact table stores -> one row of it there: its name, its cells, the padding
+_STORED_FORMATS = {
+    rel: f"{rel}\t" + "\t".join(["%s"] * n) + "\t0" * (_WIDTH - n) + "\n"
+    for rel, n in packed_relations().items()
+}
 
 
 def non_contiguous(valid: tuple[int, ...], dims: tuple[int, ...]) -> bool:
@@ -452,29 +459,39 @@ class Encoding:
     # ------------------------------------------------------------ files
 
     def write_facts(self, folder: FactFolder, only: frozenset[str] | None = None) -> list[str]:
-        """One tab-separated file per relation (of those in `only`, when given: the others no loaded rule
-        reads); returns the `(input ...)` commands that load them."""
+        """The rows of the relations in `only`, when given (the others no loaded rule reads): those stored in the
+        fact table in one tab-separated file, the others one file a relation; returns the `(input ...)` commands
+        that load them."""
         undeclared = sorted(rel for rel, rows in self.rows.items() if rows and rel not in RELATIONS)
         if undeclared:
             raise InternalError(f"fact rows of relations rules/encode.egg does not declare: {undeclared}")
         commands = []
+        table: list[str] = []  # the fact table's lines, a relation at a time
         for rel, arity in RELATIONS.items():
             rows = self.rows.get(rel, [])
             if not rows or (only is not None and rel not in only):  # no file and no input
                 continue
+            row_format = _STORED_FORMATS.get(rel)
+            cells = arity if row_format is None else 1 + _WIDTH
             # one C-level format of all the cells (each by str(), as joining each row would, in a third of the time)
             try:
-                text = (_ROW_FORMATS[arity] * len(rows)) % tuple(chain.from_iterable(rows))
+                text = ((row_format or _ROW_FORMATS[arity]) * len(rows)) % tuple(chain.from_iterable(rows))
             except TypeError:  # a row of another arity leaves cells over or short
                 text = ""
             # a row of the wrong arity, or a cell holding a tab or newline, shows in the separator counts
-            if text.count("\t") != len(rows) * (arity - 1) or text.count("\n") != len(rows):
+            if text.count("\t") != len(rows) * (cells - 1) or text.count("\n") != len(rows):
                 bad = next(
                     r for r in rows if len(r) != arity or any("\t" in str(c) or "\n" in str(c) for c in r)
                 )
                 raise InternalError(f"{rel} row {bad} is not {arity} tab-free cells")
+            if row_format is not None:
+                table.append(text)
+                continue
             folder.write(rel + ".tsv", text)
             commands.append(f'(input {rel} "{rel}.tsv")')
+        if table:
+            folder.write(FACT_TABLE + ".tsv", "".join(table))
+            commands.append(f'(input {FACT_TABLE} "{FACT_TABLE}.tsv")')
         return commands
 
     @property

@@ -16,10 +16,12 @@ from ..backend import Backend, get_backend
 from ..errors import InternalError, RuleError, ScheduleLimitError, UserError
 from ..extract import ClassId, EGraphView, Extraction, Term, extract_roots
 from ..extract.cost import CostModel, DefaultCostModel, OptimalCostModel
+from ..extract.graph import StoredRelations
 from ..ir.stmt import Program
 from .encode import Encoding
 from .encoder import encode_functions
 from .fact_folder import FactFolder
+from .fact_table import FACT_TABLE, packed_relations
 from .relevance import Relevance, all_rules, relevant_rules
 from .report import RunReport
 from .resident import (
@@ -30,7 +32,7 @@ from .resident import (
     resident_rules,
     smallest_ready,
 )
-from .rule_index import Stage, parse_schedule
+from .rule_index import Stage, parse_schedule, rule_index
 from .rules import (
     RuleFile,
     load_rule_file_slices,
@@ -419,7 +421,11 @@ class EGraphRun:
             model = self.cost_model or DefaultCostModel()
             schema = self._shared.schema if self._shared is not None else None
             self._view = EGraphView.from_egraph(
-                self.egraph, getattr(model, "unextractable", frozenset()), schema, self.relevance.tables
+                self.egraph,
+                getattr(model, "unextractable", frozenset()),
+                schema,
+                self.relevance.tables,
+                STORED,
             )
         return self._view
 
@@ -440,7 +446,8 @@ class EGraphRun:
         return [
             a
             for rel in ("Chose", *sorted(self._reads))
-            if filled is None or rel in filled  # (a table no kept rule or fact fills holds no row)
+            # (a table no kept rule or fact fills holds no row, the encoder's integer relations no e-class)
+            if (filled is None or rel in filled) and rel not in STORED.arity
             for row in relations.get(rel, [])
             for a in row
             if type(a) is ClassId
@@ -497,6 +504,10 @@ class EGraphRun:
         if relation not in self._facts:
             if self._reads is not None and relation not in self._reads:
                 raise InternalError(f"relation {relation} was not named among the run's reads")
+            if relation in STORED.arity and relation not in rule_index(tuple(self.rule_files)).written:
+                # (the encoder's rows of a relation no rule writes are all the e-graph holds)
+                self._facts[relation] = list(self.encoding.rows.get(relation, []))
+                return self._facts[relation]
             rows = self.view().relations.get(relation, [])
             # a column holds e-classes in every row or in none (its sort says which): the first row tells
             if rows and any(type(a) is ClassId for a in rows[0]):
@@ -506,6 +517,8 @@ class EGraphRun:
         return self._facts[relation]
 
 
+# the encoder's integer relations, as the view reads them from the one table egglog holds them in
+STORED = StoredRelations(FACT_TABLE, packed_relations())
 # page indices stated with the facts; a rule asking for more gets them in a second run
 PAGE_ROWS_UP_FRONT = 16
 # what the engine reads of the e-graph itself, besides its caller's reads

@@ -15,7 +15,8 @@ from ..backend import Backend, fractal_rows
 from ..errors import RuleError
 from ..extract.narrow_carry import CarryFacts, Decide, Reseed
 from .resident import resident_rules, run_on_owner
-from .rules import RuleFile, read_rule_files, rules_dir, run_text
+from .rules import RuleFile, read_rule_files, run_text
+from .shipped import rules_dir
 
 _SCHEDULE = "(run-schedule (saturate (run narrow-axes)) (saturate (run narrow)))"
 

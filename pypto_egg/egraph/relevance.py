@@ -18,6 +18,7 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from .fact_table import FACT_TABLE, packed_relations
 from .rule_index import Declarations, IndexedRule, RuleIndex, rule_index
 from .rules import Form, RuleFile
 
@@ -168,6 +169,8 @@ def _unused_declarations(
     named = set(filled) | declared.commanded
     for rule in live:
         named.update(rule.names)
+    if not named.isdisjoint(packed_relations()):
+        named.add(FACT_TABLE)  # (where egglog holds them)
     keep: set[str] = set()
     todo = [declared.sort_of(n) for n in named if declared.sort_of(n) in declared.decls]
     while todo:

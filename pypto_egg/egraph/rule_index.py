@@ -99,6 +99,11 @@ class RuleIndex:
     declarations: Declarations
     rules: tuple[IndexedRule, ...]  # in load order
 
+    @functools.cached_property
+    def written(self) -> frozenset[str]:
+        """The tables some rule's actions write."""
+        return frozenset().union(*(r.writes for r in self.rules))
+
 
 @functools.lru_cache(maxsize=16)
 def rule_index(files: tuple[RuleFile, ...]) -> RuleIndex:

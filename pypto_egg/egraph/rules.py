@@ -11,15 +11,15 @@ import functools
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import egglog.bindings as eb
 
 from ..errors import RuleError
+from .fact_table import stored
+from .shipped import SELF_CHECKS, rules_dir
 
-SELF_CHECKS = ";; ---- self-checks ----"
 SExp = str | list["SExp"]
 _INCLUDE = re.compile(r'^\s*\(include\s+"([^"]+)"\s*\)', re.MULTILINE)
 _POSITION = re.compile(r"In (\d+):(\d+)")
@@ -88,21 +88,6 @@ def forms(text: str) -> list[Form]:
     return out
 
 
-@functools.cache
-def rules_dir() -> Path:
-    """The folder of the shipped rules, in an installed wheel or an editable checkout."""
-    try:
-        found = Path(str(resources.files("pypto_egg.rules")))
-        if (found / "flatten.egg").is_file():
-            return found
-    except (ModuleNotFoundError, TypeError):
-        pass
-    here = Path(__file__).resolve().parents[2] / "rules"
-    if (here / "flatten.egg").is_file():
-        return here
-    raise RuleError("cannot find the shipped rules (rules/flatten.egg); is pypto-egg installed correctly?")
-
-
 def read_rule_files(entry: Path) -> list[RuleFile]:
     """The entry file and everything it includes, depth-first, each once, in load order."""
     out: list[RuleFile] = []
@@ -167,7 +152,7 @@ def run_text(
     `reuse`: the text is a command the host repeats (push, pop, a stage's run), parsed once per process.
     `then`: commands built in Python, run after the text's in the same call."""
     with _egglog_errors(source):
-        commands = parsed(egraph, text) if reuse else egraph.parse_program(text, filename=source)
+        commands = parsed(egraph, text) if reuse else egraph.parse_program(stored(text), filename=source)
         return list(egraph.run_program(*commands, *then))
 
 
@@ -200,7 +185,7 @@ def parsed(egraph: eb.EGraph, text: str) -> list[Any]:
     if commands is None:
         if len(_PARSED) >= _MAX_PARSED:
             _PARSED.clear()
-        commands = _PARSED[text] = egraph.parse_program(text)
+        commands = _PARSED[text] = egraph.parse_program(stored(text))
     return commands
 
 
@@ -286,7 +271,7 @@ def _parsed_forms(egraph: eb.EGraph, text: str, own_rulesets: bool = False) -> l
     for form in _form_texts(text):
         parsed_form = _FORM_COMMANDS.get((own_rulesets, form))
         if parsed_form is None:
-            loaded = own_ruleset(form) if own_rulesets else form
+            loaded = stored(own_ruleset(form) if own_rulesets else form)
             parsed_form = _FORM_COMMANDS[own_rulesets, form] = egraph.parse_program(loaded) if loaded else []
         commands += parsed_form
     return commands

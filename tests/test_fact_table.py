@@ -1,0 +1,126 @@
+"""egglog holds the encoder's all-integer relations as one table (egraph/fact_table.py), while the rules, the view
+and the host read them by their own names."""
+
+from __future__ import annotations
+
+import pytest
+
+import pypto_egg.language as pl
+from pypto_egg.egraph import EGraphRun, FlattenEGraph
+from pypto_egg.egraph.fact_table import FACT_TABLE, packed_relations, stored, width
+from pypto_egg.errors import RuleError
+
+SEED = """
+import pypto_egg.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, x: pl.Tensor[[2, 3, 16], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 16], pl.FP32]]
+             ) -> pl.Tensor[[2, 3, 16], pl.FP32]:
+        t = pl.load(x, [0, 0, 0], [2, 3, 16])
+        u = pl.add(t, t)
+        out = pl.store(u, [0, 0, 0], out)
+        return out
+"""
+
+# a batched matmul reading a legacy transpose: transpose.egg's rules state the operand's BmmBaseRow themselves
+LEGACY = """
+import pypto_egg.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, a: pl.Tensor[[4, 128, 256], pl.FP32], b: pl.Tensor[[4, 128, 256], pl.FP32],
+             out: pl.Out[pl.Tensor[[4, 128, 128], pl.FP32]]) -> pl.Tensor[[4, 128, 128], pl.FP32]:
+        ta = pl.load(a, [0, 0, 0], [4, 128, 256])
+        tb = pl.load(b, [0, 0, 0], [4, 128, 256])
+        bt = pl.tile.transpose(tb, 1, 2)
+        c = pl.tile.batch_matmul(ta, bt)
+        out = pl.store(c, [0, 0, 0], out)
+        return out
+"""
+
+
+def test_the_packed_relations_are_the_integer_rows_of_encode_egg():
+    packed = packed_relations()
+    assert {"ConsRow", "StmtVarRow", "BmmRow", "PageIndexRow"} <= set(packed)
+    # a relation with a string or float column keeps a table of its own
+    assert not {"LoadRow", "DefRow", "ConfigRow", "DBinRow", "OpndFloatRow"} & set(packed)
+    assert "Fact" not in packed
+    assert width() == max(packed.values()) == packed["BmmRow"]
+
+
+def test_an_atom_becomes_an_atom_of_the_fact_table_in_queries_and_actions():
+    pad = " 0" * (width() - 3)
+    text = '(rule ((ConsRow i h t) (= x "ConsRow")) ((delete (ConsRow i h t)) (Mark i)) :name "r") ; (ConsRow a)\n'
+    assert stored(text) == (
+        f'(rule (({FACT_TABLE} "ConsRow" i h t{pad}) (= x "ConsRow")) '
+        f'((delete ({FACT_TABLE} "ConsRow" i h t{pad})) (Mark i)) :name "r") ; (ConsRow a)\n'
+    )
+
+
+def test_a_packed_relations_declaration_goes_and_the_lines_stay():
+    text = (
+        "(relation ConsRow\n  (i64 i64 i64))\n(relation Mine (i64))\n(rule ((Mine i)) ((StmtVarRow i i)))\n"
+    )
+    out = stored(text)
+    assert out.count("\n") == text.count("\n")
+    assert "relation ConsRow" not in out and "(relation Mine (i64))" in out
+    assert f'({FACT_TABLE} "StmtVarRow" i i' in out
+
+
+def test_text_without_a_packed_relation_is_left_as_it_is():
+    text = "(rule ((CarryFractalRow h)) ((Seen h)))"  # (a name that only contains a packed one)
+    assert stored(text) == text
+
+
+def test_an_atom_of_the_wrong_arity_is_an_error_naming_the_relation():
+    with pytest.raises(RuleError, match=r"\(ConsRow \.\.\.\) takes 3 columns, not 2"):
+        stored("(rule ((ConsRow i h)) ((Seen i)))")
+
+
+def test_the_e_graph_holds_one_table_and_the_view_reads_the_relations():
+    eg = FlattenEGraph(pl.parse(SEED), "main", prune_rules=False)
+    eg.saturate()
+    tables = set(eg.egraph.freeze().functions)
+    assert FACT_TABLE in tables and not tables & set(packed_relations())
+    relations = eg.view().relations
+    for rel in ("StmtVarRow", "ConsRow", "ListRow"):
+        assert sorted(relations[rel]) == sorted(eg.encoding.rows[rel]), rel
+    assert relations["BmmRow"] == []  # (a packed relation the program states no row of)
+    eg.close()
+
+
+def test_a_user_rule_reads_a_packed_relation_by_its_name(tmp_path):
+    user = tmp_path / "user.egg"
+    user.write_text(
+        ";; every statement that defines a variable, marked\n"
+        "(relation Defines (i64 i64))\n"
+        "(rule ((StmtVarRow s v)) ((Defines s v)))\n"
+    )
+    eg = FlattenEGraph(pl.parse(SEED), "main", extra_rules=[user])
+    eg.saturate()
+    assert sorted(eg.view().relations["Defines"]) == sorted(eg.encoding.rows["StmtVarRow"])
+    eg.close()
+
+
+def test_a_relation_a_shipped_rule_writes_keeps_its_own_table():
+    assert "BmmBaseRow" not in packed_relations()  # transpose.egg states a legacy operand's row
+    with EGraphRun(pl.parse(LEGACY), "main", backend="Ascend910B", reads=frozenset({"BmmBaseRow"})) as eg:
+        eg.saturate()
+        assert set(eg.encoding.rows["BmmBaseRow"]) < set(eg.facts("BmmBaseRow"))
+
+
+def test_the_host_reads_a_packed_relation_a_users_rule_writes_from_the_e_graph(tmp_path):
+    user = tmp_path / "user.egg"
+    user.write_text(";; a second statement id for every statement\n"
+                    "(rule ((StmtVarRow s v) (< s 1000)) ((StmtVarRow (+ s 1000) v)))\n")  # fmt: skip
+    reads = frozenset({"StmtVarRow"})
+    with EGraphRun(pl.parse(SEED), "main", extra_rules=[user], reads=reads, reuse_rules=False) as eg:
+        eg.saturate()
+        stated = eg.encoding.rows["StmtVarRow"]
+        assert sorted(eg.facts("StmtVarRow")) == sorted([*stated, *((s + 1000, v) for s, v in stated)])
+    with EGraphRun(pl.parse(SEED), "main", reads=reads) as eg:  # (no rule writes it: the encoder's rows)
+        eg.saturate()
+        assert eg.facts("StmtVarRow") == eg.encoding.rows["StmtVarRow"]
