@@ -60,25 +60,27 @@ class _Relations(dict[str, list[tuple["ClassId | Prim", ...]]]):
     ) -> None:
         super().__init__()
         self._frozen = frozen
-        self._stored = stored if stored is not None and stored.table in frozen else None
+        self._stored = stored
         self._names = frozenset(frozen) | (
-            frozenset(self._stored.arity) if self._stored is not None else frozenset()
+            frozenset(r for r, (t, _, _) in stored.relations.items() if t in frozen)
+            if stored
+            else frozenset()
         )
         self._reader: Callable[[str], Callable[[Any], ClassId | Prim]] | None = reader
-        self._kinds: list[tuple[str, Any]] | None = (
-            None  # the stored table's rows: each one's relation, its cells
-        )
+        self._kinds: dict[
+            str, list[tuple[str, Any]]
+        ] = {}  # a stored table's rows: each one's relation, its cells
 
     def release(self) -> None:
         """Drop the references to egglog's objects (they may only be dropped by the thread that made them);
         the relations read so far stay readable."""
         self._frozen = {}
         self._reader = None
-        self._kinds = None
+        self._kinds = {}
 
     def __missing__(self, name: str) -> list[tuple[ClassId | Prim, ...]]:
         stored = self._stored
-        if stored is not None and name in stored.arity:
+        if stored is not None and name in stored.relations and stored.relations[name][0] in self._frozen:
             rows = self[name] = self._stored_rows(stored, name)
             return rows
         fn = self._frozen.get(name)
@@ -101,23 +103,25 @@ class _Relations(dict[str, list[tuple["ClassId | Prim", ...]]]):
         return rows
 
     def _stored_rows(self, stored: StoredRelations, name: str) -> list[tuple[ClassId | Prim, ...]]:
-        """The rows of one relation the stored table holds: each row's relation read once for every relation
+        """The rows of one relation a stored table holds: each row's relation read once for every relation
         asked for, and only the asked relation's cells converted."""
         reader = self._reader
         if reader is None:
             raise RuntimeError(f"relation {name} was not read before its e-graph was closed")
-        if self._kinds is None:
+        table, sorts, places = stored.relations[name]
+        kinds = self._kinds.get(table)
+        if kinds is None:
             relation_of = reader("String")
             names: dict[Any, str] = {}  # (a handful of distinct names, each converted once)
-            self._kinds = []
-            for r in self._frozen[stored.table].rows:
+            kinds = self._kinds[table] = []
+            for r in self._frozen[table].rows:
                 inputs = r.inputs
                 kind = names.get(inputs[0])
                 if kind is None:
                     kind = names[inputs[0]] = str(relation_of(inputs[0]))
-                self._kinds.append((kind, inputs))
-        cell, arity = reader("i64"), stored.arity[name]
-        return [tuple(map(cell, inputs[1 : 1 + arity])) for kind, inputs in self._kinds if kind == name]
+                kinds.append((kind, inputs))
+        cells = [(1 + p, reader(sort)) for sort, p in zip(sorts, places)]
+        return [tuple([f(inputs[p]) for p, f in cells]) for kind, inputs in kinds if kind == name]
 
     def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
         try:
@@ -131,11 +135,11 @@ class _Relations(dict[str, list[tuple["ClassId | Prim", ...]]]):
 
 @dataclass(frozen=True)
 class StoredRelations:
-    """Relations egglog holds in one table of theirs, `table`, whose first column names the relation a row
-    belongs to and whose next columns are its cells (the rest padding): the view reads them as the relations."""
+    """Relations egglog holds in tables shared with others: a row of such a table is the relation's name, then
+    cells, some of them the relation's. For each relation: its table, and its columns' sorts and places among the
+    cells. The view reads them as the relations."""
 
-    table: str
-    arity: dict[str, int]
+    relations: dict[str, tuple[str, tuple[str, ...], tuple[int, ...]]]
 
 
 @dataclass

@@ -153,9 +153,17 @@ def test_fact_files_hold_each_row_and_refuse_a_malformed_one(tmp_path):
     enc = Encoding()
     enc.rows["GenericRow"] += [(0, "tile.exp", 1, 2), (1, "tile.add", 3, 2)]
     enc.rows["OpndFloatRow"].append((4, 0.5, 0))
+    enc.rows["StmtVarRow"].append((0, 7))
     commands = enc.write_facts(FactFolder(tmp_path))
-    assert commands == ['(input OpndFloatRow "OpndFloatRow.tsv")', '(input GenericRow "GenericRow.tsv")']
-    assert (tmp_path / "GenericRow.tsv").read_text() == "0\ttile.exp\t1\t2\n1\ttile.add\t3\t2\n"
+    assert commands == [
+        '(input OpndFloatRow "OpndFloatRow.tsv")', '(input Fact "Fact.tsv")', '(input TextFact "TextFact.tsv")'
+    ]  # fmt: skip
+    # the fact tables: the relation's name, its integers, 0s up to the widest, then its strings, "" the padding
+    assert (tmp_path / "Fact.tsv").read_text() == "StmtVarRow\t0\t7" + "\t0" * 8 + "\n"
+    assert (tmp_path / "TextFact.tsv").read_text() == (
+        "GenericRow\t0\t1\t2" + "\t0" * 5 + "\ttile.exp\t\t\t\n"
+        "GenericRow\t1\t3\t2" + "\t0" * 5 + "\ttile.add\t\t\t\n"
+    )
     assert (tmp_path / "OpndFloatRow.tsv").read_text() == "4\t0.5\t0\n"
     for bad in [(2, "tile.exp", 1), (2, "tile\tadd", 1, 2), (2, "tile.add", 1, 2, 5)]:
         enc.rows["GenericRow"].append(bad)

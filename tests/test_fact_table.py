@@ -7,7 +7,7 @@ import pytest
 
 import pypto_egg.language as pl
 from pypto_egg.egraph import EGraphRun, FlattenEGraph
-from pypto_egg.egraph.fact_table import FACT_TABLE, packed_relations, stored, width
+from pypto_egg.egraph.fact_table import FACT_TABLE, TEXT_TABLE, layout, packed_relations, stored
 from pypto_egg.errors import RuleError
 
 SEED = """
@@ -42,21 +42,35 @@ class P:
 """
 
 
-def test_the_packed_relations_are_the_integer_rows_of_encode_egg():
+def test_the_packed_relations_are_the_encoders_rows_of_integers_and_strings():
     packed = packed_relations()
-    assert {"ConsRow", "StmtVarRow", "BmmRow", "PageIndexRow"} <= set(packed)
-    # a relation with a string or float column keeps a table of its own
-    assert not {"LoadRow", "DefRow", "ConfigRow", "DBinRow", "OpndFloatRow"} & set(packed)
-    assert "Fact" not in packed
-    assert width() == max(packed.values()) == packed["BmmRow"]
+    assert {r for r in ("ConsRow", "StmtVarRow", "BmmRow", "PageIndexRow") if packed[r].table == FACT_TABLE} == {
+        "ConsRow", "StmtVarRow", "BmmRow", "PageIndexRow"
+    }  # fmt: skip
+    assert {r for r in ("LoadRow", "DefRow", "ConfigRow", "DBinRow") if packed[r].table == TEXT_TABLE} == {
+        "LoadRow", "DefRow", "ConfigRow", "DBinRow"
+    }  # fmt: skip
+    # a float column, a relation a shipped rule writes and the tables themselves keep tables of their own
+    assert not {"OpndFloatRow", "BmmBaseRow", FACT_TABLE, TEXT_TABLE} & set(packed)
+    cells = layout().cells
+    assert cells[FACT_TABLE] == ("i64",) * len(packed["BmmRow"].sorts)
+    assert cells[TEXT_TABLE] == ("i64",) * 8 + ("String",) * 4  # (LoadRow's)
 
 
 def test_an_atom_becomes_an_atom_of_the_fact_table_in_queries_and_actions():
-    pad = " 0" * (width() - 3)
+    pad = " 0" * (len(layout().cells[FACT_TABLE]) - 3)
     text = '(rule ((ConsRow i h t) (= x "ConsRow")) ((delete (ConsRow i h t)) (Mark i)) :name "r") ; (ConsRow a)\n'
     assert stored(text) == (
         f'(rule (({FACT_TABLE} "ConsRow" i h t{pad}) (= x "ConsRow")) '
         f'((delete ({FACT_TABLE} "ConsRow" i h t{pad})) (Mark i)) :name "r") ; (ConsRow a)\n'
+    )
+
+
+def test_a_relation_with_strings_has_its_integers_first_then_its_strings():
+    text = '(rule ((ConfigRow "optimal" m a\n v)) ((Seen (+ m 1))))'
+    assert (
+        stored(text)
+        == f'(rule (({TEXT_TABLE} "ConfigRow" m a v 0 0 0 0 0 "optimal" "" "" ""\n)) ((Seen (+ m 1))))'
     )
 
 
@@ -67,7 +81,7 @@ def test_a_packed_relations_declaration_goes_and_the_lines_stay():
     out = stored(text)
     assert out.count("\n") == text.count("\n")
     assert "relation ConsRow" not in out and "(relation Mine (i64))" in out
-    assert f'({FACT_TABLE} "StmtVarRow" i i' in out
+    assert f'({FACT_TABLE} "StmtVarRow" i i 0' in out
 
 
 def test_text_without_a_packed_relation_is_left_as_it_is():
@@ -84,9 +98,9 @@ def test_the_e_graph_holds_one_table_and_the_view_reads_the_relations():
     eg = FlattenEGraph(pl.parse(SEED), "main", prune_rules=False)
     eg.saturate()
     tables = set(eg.egraph.freeze().functions)
-    assert FACT_TABLE in tables and not tables & set(packed_relations())
+    assert {FACT_TABLE, TEXT_TABLE} <= tables and not tables & set(packed_relations())
     relations = eg.view().relations
-    for rel in ("StmtVarRow", "ConsRow", "ListRow"):
+    for rel in ("StmtVarRow", "ConsRow", "ListRow", "LoadRow", "ConfigRow"):
         assert sorted(relations[rel]) == sorted(eg.encoding.rows[rel]), rel
     assert relations["BmmRow"] == []  # (a packed relation the program states no row of)
     eg.close()

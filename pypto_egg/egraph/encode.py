@@ -34,19 +34,28 @@ from ..ir.stmt import (
 )
 from ..ir.types import MemorySpace, TensorType, TileType
 from .fact_folder import FactFolder
-from .fact_table import FACT_TABLE, packed_relations, width
+from .fact_table import layout
 from .rules import fact_relations
 
 # relation name -> column count, as rules/encode.egg declares them
 RELATIONS: dict[str, int] = fact_relations()
 BMM_OPS = ("tile.batch_matmul", "tile.batch_matmul_acc")
 _ROW_FORMATS = {n: "\t".join(["%s"] * n) + "\n" for n in set(RELATIONS.values())}  # arity -> one row
-_WIDTH = width()
-# a relation the fact table stores -> one row of it there: its name, its cells, the padding
-_STORED_FORMATS = {
-    rel: f"{rel}\t" + "\t".join(["%s"] * n) + "\t0" * (_WIDTH - n) + "\n"
-    for rel, n in packed_relations().items()
-}
+_LAYOUT = layout()
+
+
+def _stored_format(rel: str) -> tuple[str, bool]:
+    """One row of a packed relation in its table's file, and whether it is a %-format (the relation's cells lead
+    the row in order: one C-level format of all of them) or a str.format template (its cells placed by sort)."""
+    stored = _LAYOUT.relations[rel]
+    template = "\t".join((rel, *("" if c == '""' else c for c in _LAYOUT.pads(rel)))) + "\n"
+    if stored.places == tuple(range(len(stored.places))):
+        return template.format(*["%s"] * len(stored.places)), True
+    return template, False
+
+
+# a relation a fact table stores -> one row of it there
+_STORED_FORMATS = {rel: _stored_format(rel) for rel in _LAYOUT.relations}
 
 
 def non_contiguous(valid: tuple[int, ...], dims: tuple[int, ...]) -> bool:
@@ -466,16 +475,22 @@ class Encoding:
         if undeclared:
             raise InternalError(f"fact rows of relations rules/encode.egg does not declare: {undeclared}")
         commands = []
-        table: list[str] = []  # the fact table's lines, a relation at a time
+        tables: dict[str, list[str]] = {}  # each fact table's lines, a relation at a time
         for rel, arity in RELATIONS.items():
             rows = self.rows.get(rel, [])
             if not rows or (only is not None and rel not in only):  # no file and no input
                 continue
-            row_format = _STORED_FORMATS.get(rel)
-            cells = arity if row_format is None else 1 + _WIDTH
-            # one C-level format of all the cells (each by str(), as joining each row would, in a third of the time)
+            stored = _STORED_FORMATS.get(rel)
+            cells = arity if stored is None else 1 + len(_LAYOUT.cells[_LAYOUT.relations[rel].table])
             try:
-                text = ((row_format or _ROW_FORMATS[arity]) * len(rows)) % tuple(chain.from_iterable(rows))
+                if stored is None or stored[1]:
+                    # one C-level format of all the cells (each by str(), as joining each row would, in a third
+                    # of the time)
+                    text = ((_ROW_FORMATS[arity] if stored is None else stored[0]) * len(rows)) % tuple(
+                        chain.from_iterable(rows)
+                    )
+                else:
+                    text = "".join(stored[0].format(*r) for r in rows if len(r) == arity)
             except TypeError:  # a row of another arity leaves cells over or short
                 text = ""
             # a row of the wrong arity, or a cell holding a tab or newline, shows in the separator counts
@@ -484,14 +499,16 @@ class Encoding:
                     r for r in rows if len(r) != arity or any("\t" in str(c) or "\n" in str(c) for c in r)
                 )
                 raise InternalError(f"{rel} row {bad} is not {arity} tab-free cells")
-            if row_format is not None:
-                table.append(text)
+            if stored is not None:
+                tables.setdefault(_LAYOUT.relations[rel].table, []).append(text)
                 continue
             folder.write(rel + ".tsv", text)
             commands.append(f'(input {rel} "{rel}.tsv")')
-        if table:
-            folder.write(FACT_TABLE + ".tsv", "".join(table))
-            commands.append(f'(input {FACT_TABLE} "{FACT_TABLE}.tsv")')
+        for table in _LAYOUT.cells:  # (in their declared order)
+            if table not in tables:
+                continue
+            folder.write(table + ".tsv", "".join(tables[table]))
+            commands.append(f'(input {table} "{table}.tsv")')
         return commands
 
     @property

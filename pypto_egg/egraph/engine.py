@@ -21,7 +21,7 @@ from ..ir.stmt import Program
 from .encode import Encoding
 from .encoder import encode_functions
 from .fact_folder import FactFolder
-from .fact_table import FACT_TABLE, packed_relations
+from .fact_table import packed_relations
 from .relevance import Relevance, all_rules, relevant_rules
 from .report import RunReport
 from .resident import (
@@ -447,7 +447,7 @@ class EGraphRun:
             a
             for rel in ("Chose", *sorted(self._reads))
             # (a table no kept rule or fact fills holds no row, the encoder's integer relations no e-class)
-            if (filled is None or rel in filled) and rel not in STORED.arity
+            if (filled is None or rel in filled) and rel not in STORED.relations
             for row in relations.get(rel, [])
             for a in row
             if type(a) is ClassId
@@ -504,7 +504,7 @@ class EGraphRun:
         if relation not in self._facts:
             if self._reads is not None and relation not in self._reads:
                 raise InternalError(f"relation {relation} was not named among the run's reads")
-            if relation in STORED.arity and relation not in rule_index(tuple(self.rule_files)).written:
+            if relation in STORED.relations and relation not in rule_index(tuple(self.rule_files)).written:
                 # (the encoder's rows of a relation no rule writes are all the e-graph holds)
                 self._facts[relation] = list(self.encoding.rows.get(relation, []))
                 return self._facts[relation]
@@ -518,7 +518,7 @@ class EGraphRun:
 
 
 # the encoder's integer relations, as the view reads them from the one table egglog holds them in
-STORED = StoredRelations(FACT_TABLE, packed_relations())
+STORED = StoredRelations({rel: (st.table, st.sorts, st.places) for rel, st in packed_relations().items()})
 # page indices stated with the facts; a rule asking for more gets them in a second run
 PAGE_ROWS_UP_FRONT = 16
 # what the engine reads of the e-graph itself, besides its caller's reads

@@ -1,50 +1,169 @@
-"""The encoder's all-integer fact relations, stored in egglog as one table.
+"""The encoder's fact relations, stored in egglog as two tables.
 
-The rules read `(ConsRow i h t)`, `(StmtVarRow s v)` and the like, each declared on its own in rules/encode.egg,
+The rules read `(ConsRow i h t)`, `(LoadRow s v ...)` and the like, each declared on its own in rules/encode.egg,
 and that is how every reader of the rules sees them: relevance, the schedule's strata, explain. egglog, though,
 charges each table it holds on every program: an `(input ...)` command with its flush, a reset rule, a visit by
 every rebuild and by the view's freeze. A real program fills about twenty of these relations with a handful of
-rows each, so they are stored as one relation, `Fact`, whose first column names the relation and whose other
-columns hold its cells, padded with 0 to the widest. The text handed to egglog is rewritten on its way in (an atom
-`(ConsRow i h t)` becomes `(Fact "ConsRow" i h t 0 .. 0)`, a packed relation's own declaration goes), and the view
-unpacks `Fact` rows into the relations they came from.
+rows each, so they are stored as two relations, `Fact` for those of integers alone and `TextFact` for those with a
+string column too: a row is the relation's name, its integers, 0s up to the table's widest, then its strings, ""
+the padding. The text handed to egglog is rewritten on its way in (an atom `(ConsRow i h t)` becomes
+`(Fact "ConsRow" i h t 0 .. 0)`, a packed relation's own declaration goes), and the view reads the tables' rows
+back as the relations they came from.
 
 A relation a shipped rule writes too (transpose.egg states a `BmmBaseRow` for a legacy operand) keeps a table of its
-own: the host reads a packed relation's rows from the encoding that wrote them. A user's rule may still write one;
-its atoms are rewritten like any other, and the host then reads the relation from the e-graph.
+own, so that the host can read a packed relation's rows from the encoding that wrote them; so does one with a float
+column. A user's rule may still write a packed relation: its atoms are rewritten like any other, and the host then
+reads the relation from the e-graph.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import InternalError, RuleError
 from .shipped import SELF_CHECKS, rules_dir
 
-FACT_TABLE = "Fact"
-_RELATION = re.compile(r"^\(relation\s+(\w+Row)\s+\(([^()]*)\)\)", re.MULTILINE)
+FACT_TABLE = "Fact"  # the relations of integers
+TEXT_TABLE = "TextFact"  # those with a string column too
+TABLES = (FACT_TABLE, TEXT_TABLE)
+_RELATION = re.compile(r"^\(relation\s+(\w+)\s+\(([^()]*)\)\)", re.MULTILINE)
+_PAD = {"i64": "0", "String": '""'}  # the cells a row leaves over in its table
+
+
+@dataclass(frozen=True)
+class Stored:
+    """Where egglog holds a packed relation's rows: its table, and for each of the relation's columns its sort and
+    its place among the table's cells (after the relation's name)."""
+
+    table: str
+    sorts: tuple[str, ...]
+    places: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Every packed relation's place, and each table's cells after the name: its integers, then its strings."""
+
+    relations: dict[str, Stored]
+    cells: dict[str, tuple[str, ...]]
+
+    def pads(self, relation: str) -> tuple[str, ...]:
+        """The relation's row in its table, as a template: "{j}" where its column j goes, the padding elsewhere."""
+        stored = self.relations[relation]
+        out = [_PAD[sort] for sort in self.cells[stored.table]]
+        for j, place in enumerate(stored.places):
+            out[place] = f"{{{j}}}"
+        return tuple(out)
 
 
 @functools.cache
-def packed_relations() -> dict[str, int]:
-    """The `...Row` relations of rules/encode.egg whose every column is an integer and which only the encoder
-    states (no shipped rule's actions write them), with their column counts: those the `Fact` table stores."""
+def layout() -> Layout:
+    """The `...Row` relations of rules/encode.egg whose columns are integers and strings and which only the encoder
+    states (no shipped rule's actions write them): those of integers alone are stored in `Fact`, the others in
+    `TextFact`, each table as wide as its widest relation needs, as rules/encode.egg must declare it."""
     text = (rules_dir() / "encode.egg").read_text().partition(SELF_CHECKS)[0]
     written = set().union(
         *(_written(f.read_text().partition(SELF_CHECKS)[0]) for f in rules_dir().glob("*.egg"))
     )
-    out = {}
-    for m in _RELATION.finditer(text):
-        columns = m.group(2).split()
-        if all(c == "i64" for c in columns) and m.group(1) not in written:
-            out[m.group(1)] = len(columns)
-    declared = re.search(rf"^\(relation\s+{FACT_TABLE}\s+\(([^()]*)\)\)", text, re.MULTILINE)
-    wanted = ["String"] + ["i64"] * max(out.values())
-    if declared is None or declared.group(1).split() != wanted:
-        raise InternalError(f"rules/encode.egg must declare (relation {FACT_TABLE} ({' '.join(wanted)}))")
-    return out
+    declared = {m.group(1): tuple(m.group(2).split()) for m in _RELATION.finditer(text)}
+    members: dict[str, dict[str, tuple[str, ...]]] = {t: {} for t in TABLES}
+    for name, sorts in declared.items():
+        if name.endswith("Row") and name not in written and set(sorts) <= set(_PAD):
+            members[FACT_TABLE if set(sorts) == {"i64"} else TEXT_TABLE][name] = sorts
+    relations: dict[str, Stored] = {}
+    cells: dict[str, tuple[str, ...]] = {}
+    for table, rels in members.items():
+        ints = max((s.count("i64") for s in rels.values()), default=0)
+        texts = max((s.count("String") for s in rels.values()), default=0)
+        cells[table] = ("i64",) * ints + ("String",) * texts
+        for name, sorts in rels.items():
+            ranks = [sorts[:j].count(sort) for j, sort in enumerate(sorts)]
+            places = tuple(r if sort == "i64" else ints + r for sort, r in zip(sorts, ranks))
+            relations[name] = Stored(table, sorts, places)
+        wanted = ("String", *cells[table])
+        if declared.get(table) != wanted:
+            raise InternalError(f"rules/encode.egg must declare (relation {table} ({' '.join(wanted)}))")
+    return Layout(relations, cells)
+
+
+def packed_relations() -> dict[str, Stored]:
+    """The relations egglog holds in the fact tables, and where."""
+    return layout().relations
+
+
+# the tokens that matter to the rewrite: parentheses, strings and comments (which may hold anything) and names
+_TOKENS = re.compile(r'[()]|"(?:[^"\\]|\\.)*"|;[^\n]*|[^\s();"]+')
+
+
+@dataclass
+class _Open:
+    """A list being read: where it opens, its elements so far (where each is, and its text as egglog is to read it),
+    whether it is inside a rule's actions."""
+
+    start: int
+    elements: list[tuple[int, int, str]] = field(default_factory=list)
+    actions: bool = False
+
+    @property
+    def head(self) -> str | None:
+        return self.elements[0][2] if self.elements else None
+
+
+def stored(text: str) -> str:
+    """egglog text as egglog is to run it: every atom of a packed relation an atom of its table, every packed
+    relation's declaration blank lines (positions in the text stay on the same lines)."""
+    packed = packed_relations()
+    if not any(name in text for name in packed):
+        return text
+    out: list[str] = []
+    at = 0  # how far the top level's text is copied
+    stack: list[_Open] = []
+    for m in _TOKENS.finditer(text):
+        tok = m.group()
+        if tok[0] == ";":
+            continue
+        if tok == "(":
+            stack.append(_Open(m.start()))
+        elif tok != ")":
+            if stack:
+                stack[-1].elements.append((m.start(), m.end(), tok))
+        elif not stack:
+            raise RuleError("unbalanced ')' in rule text")
+        else:
+            lst = stack.pop()
+            new = _rewritten(text, lst, m.end(), packed)
+            if stack:
+                stack[-1].elements.append((lst.start, m.end(), new))
+            else:
+                out += [text[at : lst.start], new]
+                at = m.end()
+    return "".join(out) + text[at:]
+
+
+def _rewritten(text: str, lst: _Open, end: int, packed: dict[str, Stored]) -> str:
+    """A closed list's text as egglog is to read it (its elements already rewritten)."""
+    elements = lst.elements
+    head = lst.head
+    original = text[lst.start : end]
+    if head == "relation" and len(elements) > 1 and elements[1][2] in packed:
+        return "\n" * original.count("\n")  # (the table declares it)
+    if head in packed:
+        stored = packed[head]
+        args = [e[2] for e in elements[1:]]
+        if len(args) != len(stored.sorts):
+            raise RuleError(f"({head} ...) takes {len(stored.sorts)} columns, not {len(args)}: {original}")
+        cells = " ".join(layout().pads(head)).format(*args)
+        new = f'({stored.table} "{head}" {cells})'
+        return new[:-1] + "\n" * (original.count("\n") - new.count("\n")) + ")"
+    # any other list: its own text, with the elements' new texts
+    pieces, at = ["("], lst.start + 1
+    for start, stop, new in elements:
+        pieces += [text[at:start], new]
+        at = stop
+    pieces.append(text[at:end])
+    return "".join(pieces)
 
 
 def _written(text: str) -> set[str]:
@@ -60,91 +179,18 @@ def _written(text: str) -> set[str]:
             acts = False
             if stack:
                 parent = stack[-1]
-                parent.elements += 1
+                parent.elements.append((m.start(), m.start(), "("))
                 # a rule's third element is its actions, and everything inside them is too
-                acts = parent.actions or (len(stack) == 1 and parent.head == "rule" and parent.elements == 3)
+                acts = parent.actions or (
+                    len(stack) == 1 and parent.head == "rule" and len(parent.elements) == 3
+                )
             stack.append(_Open(m.start(), actions=acts))
         elif tok == ")":
             if stack:
                 stack.pop()
         elif stack:
             top = stack[-1]
-            top.elements += 1
-            if top.elements == 1:
-                top.head = tok
-                if top.actions:
-                    out.add(tok)
+            top.elements.append((m.start(), m.end(), tok))
+            if len(top.elements) == 1 and top.actions:
+                out.add(tok)
     return out
-
-
-@functools.cache
-def width() -> int:
-    """The cells of a `Fact` row after its relation's name: the widest packed relation's."""
-    return max(packed_relations().values())
-
-
-# the tokens that matter to the rewrite: parentheses, strings and comments (which may hold anything) and names
-_TOKENS = re.compile(r'[()]|"(?:[^"\\]|\\.)*"|;[^\n]*|[^\s();"]+')
-
-
-@dataclass
-class _Open:
-    """A list being read: where it opens, how many elements it has so far, its packed head, whether it declares a
-    packed relation."""
-
-    start: int
-    elements: int = 0
-    head: str | None = None
-    declares: bool = False
-    actions: bool = False  # (in a rule's actions)
-
-
-def stored(text: str) -> str:
-    """egglog text as egglog is to run it: every atom of a packed relation an atom of `Fact`, every packed
-    relation's declaration blank lines (so positions in the text stay the same lines)."""
-    packed = packed_relations()
-    if not any(name in text for name in packed):
-        return text
-    edits: list[tuple[int, int, str]] = []  # (start, end, replacement), in the order of the text
-    stack: list[_Open] = []
-    for m in _TOKENS.finditer(text):
-        tok = m.group()
-        if tok[0] == ";":
-            continue
-        if tok == "(":
-            if stack:
-                stack[-1].elements += 1
-            stack.append(_Open(m.start()))
-        elif tok == ")":
-            if not stack:
-                raise RuleError("unbalanced ')' in rule text")
-            lst = stack.pop()
-            if lst.declares:
-                while edits and edits[-1][0] >= lst.start:  # (the name's own edit)
-                    edits.pop()
-                span = text[lst.start : m.end()]
-                edits.append((lst.start, m.end(), "\n" * span.count("\n")))
-            elif lst.head is not None:
-                arity = packed[lst.head]
-                if lst.elements - 1 != arity:
-                    raise RuleError(
-                        f"({lst.head} ...) takes {arity} columns, not {lst.elements - 1}: {text[lst.start : m.end()]}"
-                    )
-                edits.append((m.start(), m.start(), " 0" * (width() - arity)))
-        elif stack:
-            top = stack[-1]
-            top.elements += 1
-            if top.elements == 1 and tok in packed:
-                top.head = tok  # (only a packed head: the list is rewritten)
-                edits.append((m.start(), m.end(), f'{FACT_TABLE} "{tok}"'))
-            elif (
-                top.elements == 2
-                and tok in packed
-                and text[top.start + 1 : m.start()].split() == ["relation"]
-            ):
-                top.declares = True
-    out, at = [], 0
-    for start, end, new in sorted(edits):
-        out += [text[at:start], new]
-        at = end
-    return "".join(out) + text[at:]

@@ -18,7 +18,7 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .fact_table import FACT_TABLE, packed_relations
+from .fact_table import packed_relations
 from .rule_index import Declarations, IndexedRule, RuleIndex, rule_index
 from .rules import Form, RuleFile
 
@@ -169,8 +169,10 @@ def _unused_declarations(
     named = set(filled) | declared.commanded
     for rule in live:
         named.update(rule.names)
-    if not named.isdisjoint(packed_relations()):
-        named.add(FACT_TABLE)  # (where egglog holds them)
+    named.update(
+        {stored.table for rel, stored in packed_relations().items() if rel in named}
+    )  # (where egglog
+    # holds them)
     keep: set[str] = set()
     todo = [declared.sort_of(n) for n in named if declared.sort_of(n) in declared.decls]
     while todo:
