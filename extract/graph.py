@@ -62,14 +62,11 @@ class _Relations(dict[str, list[tuple["ClassId | Prim", ...]]]):
         self._frozen = frozen
         self._stored = stored
         self._names = frozenset(frozen) | (
-            frozenset(r for r, (t, _, _) in stored.relations.items() if t in frozen)
-            if stored
-            else frozenset()
+            frozenset(r for r, (t, *_) in stored.relations.items() if t in frozen) if stored else frozenset()
         )
         self._reader: Callable[[str], Callable[[Any], ClassId | Prim]] | None = reader
-        self._kinds: dict[
-            str, list[tuple[str, Any]]
-        ] = {}  # a stored table's rows: each one's relation, its cells
+        # a stored table's rows: each one's relation, its cells, the row
+        self._kinds: dict[str, list[tuple[str, Any, Any]]] = {}
 
     def release(self) -> None:
         """Drop the references to egglog's objects (they may only be dropped by the thread that made them);
@@ -108,7 +105,7 @@ class _Relations(dict[str, list[tuple["ClassId | Prim", ...]]]):
         reader = self._reader
         if reader is None:
             raise RuntimeError(f"relation {name} was not read before its e-graph was closed")
-        table, sorts, places = stored.relations[name]
+        table, sorts, places, value = stored.relations[name]
         kinds = self._kinds.get(table)
         if kinds is None:
             relation_of = reader("String")
@@ -119,9 +116,14 @@ class _Relations(dict[str, list[tuple["ClassId | Prim", ...]]]):
                 kind = names.get(inputs[0])
                 if kind is None:
                     kind = names[inputs[0]] = str(relation_of(inputs[0]))
-                kinds.append((kind, inputs))
+                kinds.append((kind, inputs, r))
         cells = [(1 + p, reader(sort)) for sort, p in zip(sorts, places)]
-        return [tuple([f(inputs[p]) for p, f in cells]) for kind, inputs in kinds if kind == name]
+        if value is None:
+            return [tuple([f(inputs[p]) for p, f in cells]) for kind, inputs, _ in kinds if kind == name]
+        out = reader(value)  # (a flag: its key's cells, then its value)
+        return [
+            (*[f(inputs[p]) for p, f in cells], out(r.output)) for kind, inputs, r in kinds if kind == name
+        ]
 
     def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
         try:
@@ -136,10 +138,13 @@ class _Relations(dict[str, list[tuple["ClassId | Prim", ...]]]):
 @dataclass(frozen=True)
 class StoredRelations:
     """Relations egglog holds in tables shared with others: a row of such a table is the relation's name, then
-    cells, some of them the relation's. For each relation: its table, and its columns' sorts and places among the
-    cells. The view reads them as the relations."""
+    cells, some of them the relation's. For each relation: its table, its columns' sorts and places among the
+    cells, and for a function stored so, its value's sort (the table's value). The view reads them as the
+    relations."""
 
-    relations: dict[str, tuple[str, tuple[str, ...], tuple[int, ...]]]
+    relations: dict[
+        str, tuple[str, tuple[str, ...], tuple[int, ...], str | None]
+    ]  # ..., a function's value sort
 
 
 @dataclass

@@ -7,7 +7,7 @@ import pytest
 
 import pypto_egg.language as pl
 from pypto_egg.egraph import EGraphRun, FlattenEGraph
-from pypto_egg.egraph.fact_table import FACT_TABLE, TEXT_TABLE, layout, packed_relations, stored
+from pypto_egg.egraph.fact_table import FACT_TABLE, FLAG_TABLES, TEXT_TABLE, layout, packed_relations, stored
 from pypto_egg.errors import RuleError
 
 SEED = """
@@ -74,6 +74,16 @@ def test_a_relation_with_strings_has_its_integers_first_then_its_strings():
     )
 
 
+def test_a_flag_becomes_a_flag_of_its_keys_table():
+    text = "(function Dead (i64) bool :merge (or old new))\n(rule ((= (NonContig a b) false) (= (Dead s) true)) ((set (Listed l) true)))"
+    assert stored(text) == (
+        '\n(rule ((= (PairFlags "NonContig" a b) false) (= (Flags "Dead" s) true)) ((set (ListFlags "Listed" l) true)))'
+    )
+    flags = {r: st.table for r, st in packed_relations().items() if st.value == "bool"}
+    assert set(flags.values()) == set(FLAG_TABLES) and flags["MatLoad"] == "Flags"
+    assert "Len" not in packed_relations()  # (a function to i64 keeps its own table)
+
+
 def test_a_packed_relations_declaration_goes_and_the_lines_stay():
     text = (
         "(relation ConsRow\n  (i64 i64 i64))\n(relation Mine (i64))\n(rule ((Mine i)) ((StmtVarRow i i)))\n"
@@ -98,11 +108,15 @@ def test_the_e_graph_holds_one_table_and_the_view_reads_the_relations():
     eg = FlattenEGraph(pl.parse(SEED), "main", prune_rules=False)
     eg.saturate()
     tables = set(eg.egraph.freeze().functions)
-    assert {FACT_TABLE, TEXT_TABLE} <= tables and not tables & set(packed_relations())
+    assert {FACT_TABLE, TEXT_TABLE, *FLAG_TABLES} <= tables and not tables & set(packed_relations())
     relations = eg.view().relations
     for rel in ("StmtVarRow", "ConsRow", "ListRow", "LoadRow", "ConfigRow"):
         assert sorted(relations[rel]) == sorted(eg.encoding.rows[rel]), rel
     assert relations["BmmRow"] == []  # (a packed relation the program states no row of)
+    # a flag reads as a function does: its key, then its value; every list the encoder stated is Listed
+    listed = relations["Listed"]
+    assert {type(v) for *_, v in listed} == {bool}
+    assert sum(v for *_, v in listed) >= len(eg.encoding.rows["ListRow"])
     eg.close()
 
 

@@ -55,7 +55,7 @@ def _stored_format(rel: str) -> tuple[str, bool]:
 
 
 # a relation a fact table stores -> one row of it there
-_STORED_FORMATS = {rel: _stored_format(rel) for rel in _LAYOUT.relations}
+_STORED_FORMATS = {rel: _stored_format(rel) for rel in _LAYOUT.relations if rel in RELATIONS}
 
 
 def non_contiguous(valid: tuple[int, ...], dims: tuple[int, ...]) -> bool:

@@ -518,7 +518,9 @@ class EGraphRun:
 
 
 # the encoder's integer relations, as the view reads them from the one table egglog holds them in
-STORED = StoredRelations({rel: (st.table, st.sorts, st.places) for rel, st in packed_relations().items()})
+STORED = StoredRelations(
+    {rel: (st.table, st.sorts, st.places, st.value) for rel, st in packed_relations().items()}
+)
 # page indices stated with the facts; a rule asking for more gets them in a second run
 PAGE_ROWS_UP_FRONT = 16
 # what the engine reads of the e-graph itself, besides its caller's reads

@@ -1,4 +1,4 @@
-"""The encoder's fact relations, stored in egglog as two tables.
+"""The encoder's fact relations and the rules' flags, stored in egglog as a few shared tables.
 
 The rules read `(ConsRow i h t)`, `(LoadRow s v ...)` and the like, each declared on its own in rules/encode.egg,
 and that is how every reader of the rules sees them: relevance, the schedule's strata, explain. egglog, though,
@@ -9,6 +9,11 @@ string column too: a row is the relation's name, its integers, 0s up to the tabl
 the padding. The text handed to egglog is rewritten on its way in (an atom `(ConsRow i h t)` becomes
 `(Fact "ConsRow" i h t 0 .. 0)`, a packed relation's own declaration goes), and the view reads the tables' rows
 back as the relations they came from.
+
+The rules' true/false flags (a function to bool merged by `or`, of the shipped files: `MatLoad`, `Listed`,
+`NonContig`, ...) are stored the same way, one table a key as rules/sorts.egg declares them (`Flags` for an id,
+`ListFlags` for a list, `PairFlags` for two), the flag's name the first key: `(MatLoad s)` becomes
+`(Flags "MatLoad" s)`.
 
 A relation a shipped rule writes too (transpose.egg states a `BmmBaseRow` for a legacy operand) keeps a table of its
 own, so that the host can read a packed relation's rows from the encoding that wrote them; so does one with a float
@@ -29,17 +34,21 @@ FACT_TABLE = "Fact"  # the relations of integers
 TEXT_TABLE = "TextFact"  # those with a string column too
 TABLES = (FACT_TABLE, TEXT_TABLE)
 _RELATION = re.compile(r"^\(relation\s+(\w+)\s+\(([^()]*)\)\)", re.MULTILINE)
+_FLAG = re.compile(r"^\(function\s+(\w+)\s+\(([^()]*)\)\s+bool\s+:merge\s+\(or old new\)\)", re.MULTILINE)
+FLAG_TABLES = ("Flags", "ListFlags", "PairFlags")  # of rules/sorts.egg: a flag's name, then its key
 _PAD = {"i64": "0", "String": '""'}  # the cells a row leaves over in its table
 
 
 @dataclass(frozen=True)
 class Stored:
     """Where egglog holds a packed relation's rows: its table, and for each of the relation's columns its sort and
-    its place among the table's cells (after the relation's name)."""
+    its place among the table's cells (after the relation's name). A packed flag's columns are its key, and its
+    table's value is its value."""
 
     table: str
     sorts: tuple[str, ...]
     places: tuple[int, ...]
+    value: str | None = None  # a flag's sort of value ("bool"); None for a relation
 
 
 @dataclass(frozen=True)
@@ -52,10 +61,8 @@ class Layout:
     def pads(self, relation: str) -> tuple[str, ...]:
         """The relation's row in its table, as a template: "{j}" where its column j goes, the padding elsewhere."""
         stored = self.relations[relation]
-        out = [_PAD[sort] for sort in self.cells[stored.table]]
-        for j, place in enumerate(stored.places):
-            out[place] = f"{{{j}}}"
-        return tuple(out)
+        placed = {place: f"{{{j}}}" for j, place in enumerate(stored.places)}
+        return tuple(placed.get(i) or _PAD[sort] for i, sort in enumerate(self.cells[stored.table]))
 
 
 @functools.cache
@@ -85,7 +92,31 @@ def layout() -> Layout:
         wanted = ("String", *cells[table])
         if declared.get(table) != wanted:
             raise InternalError(f"rules/encode.egg must declare (relation {table} ({' '.join(wanted)}))")
+    for key, stored_flags in _flags(written).items():
+        for name, table in stored_flags.items():
+            relations[name] = Stored(table, key, tuple(range(len(key))), "bool")
+            cells[table] = key
     return Layout(relations, cells)
+
+
+def _flags(written: set[str]) -> dict[tuple[str, ...], dict[str, str]]:
+    """The flags of the shipped files, by key, whose key a flag table of rules/sorts.egg takes: each with its table."""
+    declared: dict[str, tuple[str, ...]] = {}
+    for f in sorted(rules_dir().glob("*.egg")):
+        if f.name == "narrow.egg":  # (the loop-carry repair's own e-graph)
+            continue
+        for m in _FLAG.finditer(f.read_text().partition(SELF_CHECKS)[0]):
+            declared[m.group(1)] = tuple(m.group(2).split())
+    tables = {declared[t][1:]: t for t in FLAG_TABLES if declared.get(t, ())[:1] == ("String",)}
+    if len(tables) != len(FLAG_TABLES):
+        raise InternalError(
+            f"rules/sorts.egg must declare the flag tables {', '.join(FLAG_TABLES)}, a name first"
+        )
+    out: dict[tuple[str, ...], dict[str, str]] = {}
+    for name, key in declared.items():
+        if name not in FLAG_TABLES and key in tables:
+            out.setdefault(key, {})[name] = tables[key]
+    return out
 
 
 def packed_relations() -> dict[str, Stored]:
@@ -147,7 +178,7 @@ def _rewritten(text: str, lst: _Open, end: int, packed: dict[str, Stored]) -> st
     elements = lst.elements
     head = lst.head
     original = text[lst.start : end]
-    if head == "relation" and len(elements) > 1 and elements[1][2] in packed:
+    if head in ("relation", "function") and len(elements) > 1 and elements[1][2] in packed:
         return "\n" * original.count("\n")  # (the table declares it)
     if head in packed:
         stored = packed[head]
