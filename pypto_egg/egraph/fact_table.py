@@ -1,4 +1,5 @@
-"""The encoder's fact relations and the rules' flags, stored in egglog as a few shared tables.
+"""The encoder's fact relations, the rules' relations of integers and their flags, stored in egglog as a few
+shared tables.
 
 The rules read `(ConsRow i h t)`, `(LoadRow s v ...)` and the like, each declared on its own in rules/encode.egg,
 and that is how every reader of the rules sees them: relevance, the schedule's strata, explain. egglog, though,
@@ -8,17 +9,16 @@ rows each, so they are stored as two relations, `Fact` for those of integers alo
 string column too: a row is the relation's name, its integers, 0s up to the table's widest, then its strings, ""
 the padding. The text handed to egglog is rewritten on its way in (an atom `(ConsRow i h t)` becomes
 `(Fact "ConsRow" i h t 0 .. 0)`, a packed relation's own declaration goes), and the view reads the tables' rows
-back as the relations they came from.
+back as the relations they came from; the host reads those no rule writes from the encoding that wrote them.
 
-The rules' true/false flags (a function to bool merged by `or`, of the shipped files: `MatLoad`, `Listed`,
-`NonContig`, ...) are stored the same way, one table a key as rules/sorts.egg declares them (`Flags` for an id,
-`ListFlags` for a list, `PairFlags` for two), the flag's name the first key: `(MatLoad s)` becomes
-`(Flags "MatLoad" s)`.
+The relations of integers alone that the rules derive (`BPage`, `Route`, `StaysND`, ..., and `BmmBaseRow`, which
+transpose.egg states for a legacy operand as the encoder does for the others) are stored the same way, as
+`Derived` (rules/sorts.egg), and so are the rules' true/false flags (a function to bool merged by `or`: `MatLoad`,
+`Listed`, `NonContig`, ...), one table a key (`Flags` for an id, `ListFlags` for a list, `PairFlags` for two), the
+flag's name the first key: `(MatLoad s)` becomes `(Flags "MatLoad" s)`. The loop-carry repair's own e-graph
+(narrow.egg) keeps its tables; so does a relation with a float column.
 
-A relation a shipped rule writes too (transpose.egg states a `BmmBaseRow` for a legacy operand) keeps a table of its
-own, so that the host can read a packed relation's rows from the encoding that wrote them; so does one with a float
-column. A user's rule may still write a packed relation: its atoms are rewritten like any other, and the host then
-reads the relation from the e-graph.
+A user's rules are rewritten like the shipped ones; a packed relation one of them writes is read from the e-graph.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ from .shipped import SELF_CHECKS, rules_dir
 
 FACT_TABLE = "Fact"  # the relations of integers
 TEXT_TABLE = "TextFact"  # those with a string column too
-TABLES = (FACT_TABLE, TEXT_TABLE)
+DERIVED_TABLE = "Derived"  # the rules' own relations of integers
+TABLES = (FACT_TABLE, TEXT_TABLE, DERIVED_TABLE)
 _RELATION = re.compile(r"^\(relation\s+(\w+)\s+\(([^()]*)\)\)", re.MULTILINE)
 _FLAG = re.compile(r"^\(function\s+(\w+)\s+\(([^()]*)\)\s+bool\s+:merge\s+\(or old new\)\)", re.MULTILINE)
 FLAG_TABLES = ("Flags", "ListFlags", "PairFlags")  # of rules/sorts.egg: a flag's name, then its key
@@ -79,6 +80,14 @@ def layout() -> Layout:
     for name, sorts in declared.items():
         if name.endswith("Row") and name not in written and set(sorts) <= set(_PAD):
             members[FACT_TABLE if set(sorts) == {"i64"} else TEXT_TABLE][name] = sorts
+    for f in sorted(rules_dir().glob("*.egg")):
+        if f.name == "narrow.egg":  # (the loop-carry repair's own e-graph)
+            continue
+        for m in _RELATION.finditer(f.read_text().partition(SELF_CHECKS)[0]):
+            name, sorts = m.group(1), tuple(m.group(2).split())
+            declared.setdefault(name, sorts)
+            if sorts and set(sorts) == {"i64"} and name not in TABLES and name not in members[FACT_TABLE]:
+                members[DERIVED_TABLE][name] = sorts
     relations: dict[str, Stored] = {}
     cells: dict[str, tuple[str, ...]] = {}
     for table, rels in members.items():
@@ -91,7 +100,7 @@ def layout() -> Layout:
             relations[name] = Stored(table, sorts, places)
         wanted = ("String", *cells[table])
         if declared.get(table) != wanted:
-            raise InternalError(f"rules/encode.egg must declare (relation {table} ({' '.join(wanted)}))")
+            raise InternalError(f"the rule files must declare (relation {table} ({' '.join(wanted)}))")
     for key, stored_flags in _flags(written).items():
         for name, table in stored_flags.items():
             relations[name] = Stored(table, key, tuple(range(len(key))), "bool")
