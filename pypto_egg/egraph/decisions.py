@@ -20,7 +20,8 @@ from ..ir.printer import print_expr
 from ..ir.stmt import AssignStmt
 from .engine import EGraphRun
 from .rule_index import IndexedRule, lists, rule_index
-from .rules import RuleFile, SExp
+from .rules import RuleFile
+from .sexp import SExp
 
 _KINDS = {
     "LoadRow": "LoadReq", "StoreRow": "StoreReq", "AllocRow": "AllocReq", "AssembleRow": "AssembleReq",

@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import InternalError, RuleError
+from .sexp import forms
 from .shipped import SELF_CHECKS, rules_dir
 
 FACT_TABLE = "Fact"  # the relations of integers
@@ -139,12 +140,11 @@ _TOKENS = re.compile(r'[()]|"(?:[^"\\]|\\.)*"|;[^\n]*|[^\s();"]+')
 
 @dataclass
 class _Open:
-    """A list being read: where it opens, its elements so far (where each is, and its text as egglog is to read it),
-    whether it is inside a rule's actions."""
+    """A list being read: where it opens, and its elements so far (where each is, and its text as egglog is to read
+    it)."""
 
     start: int
     elements: list[tuple[int, int, str]] = field(default_factory=list)
-    actions: bool = False
 
     @property
     def head(self) -> str | None:
@@ -210,27 +210,13 @@ def _written(text: str) -> set[str]:
     """The names at the head of a list inside a rule's actions (the tables it writes, and the constructors and
     functions it calls)."""
     out: set[str] = set()
-    stack: list[_Open] = []
-    for m in _TOKENS.finditer(text):
-        tok = m.group()
-        if tok[0] == ";":
-            continue
-        if tok == "(":
-            acts = False
-            if stack:
-                parent = stack[-1]
-                parent.elements.append((m.start(), m.start(), "("))
-                # a rule's third element is its actions, and everything inside them is too
-                acts = parent.actions or (
-                    len(stack) == 1 and parent.head == "rule" and len(parent.elements) == 3
-                )
-            stack.append(_Open(m.start(), actions=acts))
-        elif tok == ")":
-            if stack:
-                stack.pop()
-        elif stack:
-            top = stack[-1]
-            top.elements.append((m.start(), m.end(), tok))
-            if len(top.elements) == 1 and top.actions:
-                out.add(tok)
+    todo = [
+        f.tree[2] for f in forms(text) if isinstance(f.tree, list) and len(f.tree) > 2 and f.tree[0] == "rule"
+    ]
+    while todo:
+        tree = todo.pop()
+        if isinstance(tree, list):
+            if tree and isinstance(tree[0], str):
+                out.add(tree[0])
+            todo.extend(tree)
     return out

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 
 from .fact_table import packed_relations
 from .rule_index import Declarations, IndexedRule, RuleIndex, rule_index
-from .rules import Form, RuleFile
+from .rules import RuleFile
+from .sexp import Form
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import RuleError
-from .rules import Form, RuleFile, SExp, forms
+from .rules import RuleFile
+from .sexp import Form, SExp, forms
 
 DECLARES_TABLE = frozenset({"relation", "function", "constructor"})
 RULE_FORMS = frozenset({"rule", "rewrite", "birewrite"})
