@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..errors import InternalError, RuleError
@@ -69,22 +70,20 @@ class Layout:
 
 @functools.cache
 def layout() -> Layout:
-    """The `...Row` relations of rules/encode.egg whose columns are integers and strings and which only the encoder
-    states (no shipped rule's actions write them): those of integers alone are stored in `Fact`, the others in
-    `TextFact`, each table as wide as its widest relation needs, as rules/encode.egg must declare it."""
-    text = (rules_dir() / "encode.egg").read_text().partition(SELF_CHECKS)[0]
-    written = set().union(
-        *(_written(f.read_text().partition(SELF_CHECKS)[0]) for f in rules_dir().glob("*.egg"))
-    )
-    declared = {m.group(1): tuple(m.group(2).split()) for m in _RELATION.finditer(text)}
+    """Where each packed relation goes, read from the shipped rule files: the `...Row` relations of rules/encode.egg
+    of integers and strings that no shipped rule writes (`Fact`, or `TextFact` with a string column), the other
+    relations of integers alone (`Derived`), each table as wide as its widest relation needs and declared so, and
+    the flags by their key (`_flags`). narrow.egg runs in an e-graph of its own and keeps its tables."""
+    texts = {f.name: f.read_text().partition(SELF_CHECKS)[0] for f in sorted(rules_dir().glob("*.egg"))}
+    written = set().union(*map(_written, texts.values()))
+    del texts["narrow.egg"]
+    declared = {m.group(1): tuple(m.group(2).split()) for m in _RELATION.finditer(texts["encode.egg"])}
     members: dict[str, dict[str, tuple[str, ...]]] = {t: {} for t in TABLES}
     for name, sorts in declared.items():
         if name.endswith("Row") and name not in written and set(sorts) <= set(_PAD):
             members[FACT_TABLE if set(sorts) == {"i64"} else TEXT_TABLE][name] = sorts
-    for f in sorted(rules_dir().glob("*.egg")):
-        if f.name == "narrow.egg":  # (the loop-carry repair's own e-graph)
-            continue
-        for m in _RELATION.finditer(f.read_text().partition(SELF_CHECKS)[0]):
+    for text in texts.values():
+        for m in _RELATION.finditer(text):
             name, sorts = m.group(1), tuple(m.group(2).split())
             declared.setdefault(name, sorts)
             if sorts and set(sorts) == {"i64"} and name not in TABLES and name not in members[FACT_TABLE]:
@@ -93,8 +92,8 @@ def layout() -> Layout:
     cells: dict[str, tuple[str, ...]] = {}
     for table, rels in members.items():
         ints = max((s.count("i64") for s in rels.values()), default=0)
-        texts = max((s.count("String") for s in rels.values()), default=0)
-        cells[table] = ("i64",) * ints + ("String",) * texts
+        strings = max((s.count("String") for s in rels.values()), default=0)
+        cells[table] = ("i64",) * ints + ("String",) * strings
         for name, sorts in rels.items():
             ranks = [sorts[:j].count(sort) for j, sort in enumerate(sorts)]
             places = tuple(r if sort == "i64" else ints + r for sort, r in zip(sorts, ranks))
@@ -102,31 +101,25 @@ def layout() -> Layout:
         wanted = ("String", *cells[table])
         if declared.get(table) != wanted:
             raise InternalError(f"the rule files must declare (relation {table} ({' '.join(wanted)}))")
-    for key, stored_flags in _flags(written).items():
-        for name, table in stored_flags.items():
-            relations[name] = Stored(table, key, tuple(range(len(key))), "bool")
-            cells[table] = key
+    for name, (table, key) in _flags(texts.values()).items():
+        relations[name] = Stored(table, key, tuple(range(len(key))), "bool")
+        cells[table] = key
     return Layout(relations, cells)
 
 
-def _flags(written: set[str]) -> dict[tuple[str, ...], dict[str, str]]:
-    """The flags of the shipped files, by key, whose key a flag table of rules/sorts.egg takes: each with its table."""
-    declared: dict[str, tuple[str, ...]] = {}
-    for f in sorted(rules_dir().glob("*.egg")):
-        if f.name == "narrow.egg":  # (the loop-carry repair's own e-graph)
-            continue
-        for m in _FLAG.finditer(f.read_text().partition(SELF_CHECKS)[0]):
-            declared[m.group(1)] = tuple(m.group(2).split())
+def _flags(texts: Iterable[str]) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Each flag of these files whose key a flag table of rules/sorts.egg takes: that table, and the key's sorts."""
+    declared = {m.group(1): tuple(m.group(2).split()) for text in texts for m in _FLAG.finditer(text)}
     tables = {declared[t][1:]: t for t in FLAG_TABLES if declared.get(t, ())[:1] == ("String",)}
     if len(tables) != len(FLAG_TABLES):
         raise InternalError(
             f"rules/sorts.egg must declare the flag tables {', '.join(FLAG_TABLES)}, a name first"
         )
-    out: dict[tuple[str, ...], dict[str, str]] = {}
-    for name, key in declared.items():
-        if name not in FLAG_TABLES and key in tables:
-            out.setdefault(key, {})[name] = tables[key]
-    return out
+    return {
+        name: (tables[key], key)
+        for name, key in declared.items()
+        if name not in FLAG_TABLES and key in tables
+    }
 
 
 def packed_relations() -> dict[str, Stored]:
