@@ -468,9 +468,9 @@ class Encoding:
     # ------------------------------------------------------------ files
 
     def write_facts(self, folder: FactFolder, only: frozenset[str] | None = None) -> list[str]:
-        """The rows of the relations in `only`, when given (the others no loaded rule reads): those stored in the
-        fact table in one tab-separated file, the others one file a relation; returns the `(input ...)` commands
-        that load them."""
+        """The rows of the relations in `only`, when given (the others no loaded rule reads): those a shared table
+        stores in one tab-separated file a table (fact_table.py), the others one file a relation; returns the
+        `(input ...)` commands that load them."""
         undeclared = sorted(rel for rel, rows in self.rows.items() if rows and rel not in RELATIONS)
         if undeclared:
             raise InternalError(f"fact rows of relations rules/encode.egg does not declare: {undeclared}")

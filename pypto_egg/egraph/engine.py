@@ -446,8 +446,8 @@ class EGraphRun:
         return [
             a
             for rel in ("Chose", *sorted(self._reads))
-            # (a table no kept rule or fact fills holds no row, the encoder's integer relations no e-class)
-            if (filled is None or rel in filled) and rel not in STORED.relations
+            # (a table no kept rule or fact fills holds no row, a packed relation of integers no e-class)
+            if (filled is None or rel in filled) and rel not in _NO_CLASSES
             for row in relations.get(rel, [])
             for a in row
             if type(a) is ClassId
@@ -517,10 +517,11 @@ class EGraphRun:
         return self._facts[relation]
 
 
-# the encoder's integer relations, as the view reads them from the one table egglog holds them in
+# the relations egglog holds in shared tables (fact_table.py), as the view reads them back
 STORED = StoredRelations(
     {rel: (st.table, st.sorts, st.places, st.value) for rel, st in packed_relations().items()}
 )
+_NO_CLASSES = frozenset(rel for rel, st in packed_relations().items() if set(st.sorts) <= {"i64", "String"})
 # page indices stated with the facts; a rule asking for more gets them in a second run
 PAGE_ROWS_UP_FRONT = 16
 # what the engine reads of the e-graph itself, besides its caller's reads

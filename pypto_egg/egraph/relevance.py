@@ -170,10 +170,8 @@ def _unused_declarations(
     named = set(filled) | declared.commanded
     for rule in live:
         named.update(rule.names)
-    named.update(
-        {stored.table for rel, stored in packed_relations().items() if rel in named}
-    )  # (where egglog
-    # holds them)
+    # (and the tables egglog holds the packed ones in)
+    named.update({stored.table for rel, stored in packed_relations().items() if rel in named})
     keep: set[str] = set()
     todo = [declared.sort_of(n) for n in named if declared.sort_of(n) in declared.decls]
     while todo:
