@@ -65,8 +65,8 @@ class _Relations(dict[str, list[tuple["ClassId | Prim", ...]]]):
             frozenset(r for r, (t, *_) in stored.relations.items() if t in frozen) if stored else frozenset()
         )
         self._reader: Callable[[str], Callable[[Any], ClassId | Prim]] | None = reader
-        # a stored table's rows: each one's relation, its cells, the row
-        self._kinds: dict[str, list[tuple[str, Any, Any]]] = {}
+        # a stored table's rows by the relation each belongs to: its cells, the row
+        self._kinds: dict[str, dict[str, list[tuple[Any, Any]]]] = {}
 
     def release(self) -> None:
         """Drop the references to egglog's objects (they may only be dropped by the thread that made them);
@@ -100,30 +100,29 @@ class _Relations(dict[str, list[tuple["ClassId | Prim", ...]]]):
         return rows
 
     def _stored_rows(self, stored: StoredRelations, name: str) -> list[tuple[ClassId | Prim, ...]]:
-        """The rows of one relation a stored table holds: each row's relation read once for every relation
-        asked for, and only the asked relation's cells converted."""
+        """The rows of one relation a stored table holds: the table's rows grouped by relation once for every
+        relation asked for, and only the asked relation's cells converted."""
         reader = self._reader
         if reader is None:
             raise RuntimeError(f"relation {name} was not read before its e-graph was closed")
         table, sorts, places, value = stored.relations[name]
-        kinds = self._kinds.get(table)
-        if kinds is None:
+        by_relation = self._kinds.get(table)
+        if by_relation is None:
             relation_of = reader("String")
             names: dict[Any, str] = {}  # (a handful of distinct names, each converted once)
-            kinds = self._kinds[table] = []
+            by_relation = self._kinds[table] = {}
             for r in self._frozen[table].rows:
                 inputs = r.inputs
                 kind = names.get(inputs[0])
                 if kind is None:
                     kind = names[inputs[0]] = str(relation_of(inputs[0]))
-                kinds.append((kind, inputs, r))
+                by_relation.setdefault(kind, []).append((inputs, r))
+        rows = by_relation.get(name, [])
         cells = [(1 + p, reader(sort)) for sort, p in zip(sorts, places)]
         if value is None:
-            return [tuple([f(inputs[p]) for p, f in cells]) for kind, inputs, _ in kinds if kind == name]
+            return [tuple([f(inputs[p]) for p, f in cells]) for inputs, _ in rows]
         out = reader(value)  # (a flag: its key's cells, then its value)
-        return [
-            (*[f(inputs[p]) for p, f in cells], out(r.output)) for kind, inputs, r in kinds if kind == name
-        ]
+        return [(*[f(inputs[p]) for p, f in cells], out(r.output)) for inputs, r in rows]
 
     def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
         try:

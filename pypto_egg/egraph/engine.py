@@ -21,7 +21,7 @@ from ..ir.stmt import Program
 from .encode import Encoding
 from .encoder import encode_functions
 from .fact_folder import FactFolder
-from .fact_table import packed_relations
+from .fact_table import FACT_TABLE, TEXT_TABLE, packed_relations
 from .relevance import Relevance, all_rules, relevant_rules
 from .report import RunReport
 from .resident import (
@@ -499,13 +499,19 @@ class EGraphRun:
                 out[sid] = min(options, key=lambda c: (c[0], str(c[1])))[1]
         return out
 
+    @functools.cached_property
+    def _encoder_only(self) -> frozenset[str]:
+        """The packed relations that only the encoder states: no shipped rule writes them, nor a user's."""
+        if not self._user_rules:
+            return ENCODER_ONLY
+        return ENCODER_ONLY - rule_index(tuple(self.rule_files)).written
+
     def facts(self, relation: str) -> list[tuple[Term | int | float | str | bool | None, ...]]:
         """The rows of a relation, e-class columns replaced by their extracted terms (read once per relation)."""
         if relation not in self._facts:
             if self._reads is not None and relation not in self._reads:
                 raise InternalError(f"relation {relation} was not named among the run's reads")
-            if relation in STORED.relations and relation not in rule_index(tuple(self.rule_files)).written:
-                # (the encoder's rows of a relation no rule writes are all the e-graph holds)
+            if relation in self._encoder_only:  # (the encoding's rows are all the e-graph holds)
                 self._facts[relation] = list(self.encoding.rows.get(relation, []))
                 return self._facts[relation]
             rows = self.view().relations.get(relation, [])
@@ -522,6 +528,8 @@ STORED = StoredRelations(
     {rel: (st.table, st.sorts, st.places, st.value) for rel, st in packed_relations().items()}
 )
 _NO_CLASSES = frozenset(rel for rel, st in packed_relations().items() if set(st.sorts) <= {"i64", "String"})
+# the encoder's relations no shipped rule writes (fact_table.py)
+ENCODER_ONLY = frozenset(r for r, st in packed_relations().items() if st.table in (FACT_TABLE, TEXT_TABLE))
 # page indices stated with the facts; a rule asking for more gets them in a second run
 PAGE_ROWS_UP_FRONT = 16
 # what the engine reads of the e-graph itself, besides its caller's reads
