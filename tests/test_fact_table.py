@@ -1,5 +1,5 @@
-"""egglog holds the encoder's all-integer relations as one table (egraph/fact_table.py), while the rules, the view
-and the host read them by their own names."""
+"""egglog holds the encoder's relations, the rules' relations of integers and their flags in a few shared tables
+(egraph/fact_table.py), while the rules, the view and the host read each by its own name."""
 
 from __future__ import annotations
 
@@ -112,7 +112,7 @@ def test_an_atom_of_the_wrong_arity_is_an_error_naming_the_relation():
         stored("(rule ((ConsRow i h)) ((Seen i)))")
 
 
-def test_the_e_graph_holds_one_table_and_the_view_reads_the_relations():
+def test_the_e_graph_holds_the_shared_tables_and_the_view_reads_the_relations():
     eg = FlattenEGraph(pl.parse(SEED), "main", prune_rules=False)
     eg.saturate()
     tables = set(eg.egraph.freeze().functions)
