@@ -18,19 +18,9 @@ from pypto_egg.egraph.fact_table import (
 )
 from pypto_egg.errors import RuleError
 
-SEED = """
-import pypto_egg.language as pl
+from helpers import one_op_kernel
 
-@pl.program
-class P:
-    @pl.function(type=pl.FunctionType.InCore)
-    def main(self, x: pl.Tensor[[2, 3, 16], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 16], pl.FP32]]
-             ) -> pl.Tensor[[2, 3, 16], pl.FP32]:
-        t = pl.load(x, [0, 0, 0], [2, 3, 16])
-        u = pl.add(t, t)
-        out = pl.store(u, [0, 0, 0], out)
-        return out
-"""
+SEED = one_op_kernel("pl.add(t, t)")
 
 # a batched matmul reading a legacy transpose: transpose.egg's rules state the operand's BmmBaseRow themselves
 LEGACY = """
