@@ -57,13 +57,14 @@ class _Relations(dict[str, list[tuple["ClassId | Prim", ...]]]):
         frozen: dict[str, Any],
         reader: Callable[[str], Callable[[Any], ClassId | Prim]],
         stored: StoredRelations | None = None,
+        names: frozenset[str] | None = None,
     ) -> None:
+        """`frozen`: egglog's frozen tables, of which `names` (by default every one) are relations, stored ones
+        included."""
         super().__init__()
         self._frozen = frozen
         self._stored = stored
-        self._names = frozenset(frozen) | (
-            frozenset(r for r, (t, *_) in stored.relations.items() if t in frozen) if stored else frozenset()
-        )
+        self._names = names if names is not None else relation_names(frozenset(frozen), stored)
         self._reader: Callable[[str], Callable[[Any], ClassId | Prim]] | None = reader
         # a stored table's rows by the relation each belongs to: its cells, the row
         self._kinds: dict[str, dict[str, list[tuple[Any, Any]]]] = {}
@@ -80,11 +81,11 @@ class _Relations(dict[str, list[tuple["ClassId | Prim", ...]]]):
         if stored is not None and name in stored.relations and stored.relations[name][0] in self._frozen:
             rows = self[name] = self._stored_rows(stored, name)
             return rows
+        if name not in self._names:
+            raise KeyError(name)
         fn = self._frozen.get(name)
         if fn is None:
-            if name in self._names:
-                raise RuntimeError(f"relation {name} was not read before its e-graph was closed")
-            raise KeyError(name)
+            raise RuntimeError(f"relation {name} was not read before its e-graph was closed")
         reader = self._reader
         assert reader is not None
         columns = [reader(s) for s in fn.input_sorts]  # one converter per column, chosen once
@@ -134,7 +135,7 @@ class _Relations(dict[str, list[tuple["ClassId | Prim", ...]]]):
         return dict.__contains__(self, name) or name in self._names
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # (compared and hashed as itself: a view's readings are kept per instance)
 class StoredRelations:
     """Relations egglog holds in tables shared with others: a row of such a table is the relation's name, then
     cells, some of them the relation's. For each relation: its table, its columns' sorts and places among the
@@ -200,27 +201,14 @@ class EGraphView:
                 c = ids[v] = ClassId(len(ids))
             return c
 
-        def arg(sort: str, v: Any) -> ClassId | Prim:
-            if sort in convert:
-                return convert[sort](v)
-            if sort in PRIMITIVE_SORTS:
-                return str(v)
-            return cid(v)
-
         def reader(sort: str) -> Callable[[Any], ClassId | Prim]:
             return convert.get(sort) or (str if sort in PRIMITIVE_SORTS else cid)
 
-        relations: dict[str, Any] = {}
+        constructors, names = _reading(functions, schema, skip, tables, stored)
         classes: dict[ClassId, list[ENode]] = defaultdict(list)
         make = tuple.__new__
-        for name, fn in functions.items():
-            table = schema[name]
-            if table.relation:  # a relation, or an analysis function (Len, NonContig, ...) read like one
-                relations[name] = fn
-                continue
-            if name in skip or (tables is not None and name not in tables):
-                continue
-            rows = fn.rows
+        for name, table in constructors:
+            rows = functions[name].rows
             if not rows:  # (most constructors of a small program's e-graph)
                 continue
             sorts = table.inputs
@@ -232,15 +220,61 @@ class EGraphView:
                     out = cid(r.output)
                     classes[out].append(make(ENode, (name, kids, out, kids)))
                 continue
-            prim = [s in PRIMITIVE_SORTS for s in sorts]
+            columns = [reader(s) for s in sorts]  # one converter per column, chosen once
+            places = [i for i, s in enumerate(sorts) if s not in PRIMITIVE_SORTS]  # the e-class arguments
+            if len(columns) == 1 and not places:  # a constant's one value (DC, DSym, ...)
+                f = columns[0]
+                for r in rows:
+                    if r.subsumed:
+                        continue
+                    out = cid(r.output)
+                    classes[out].append(make(ENode, (name, (f(r.inputs[0]),), out, ())))
+                continue
             for r in rows:
                 if r.subsumed:
                     continue
-                args = tuple(arg(s, v) if p else cid(v) for s, v, p in zip(sorts, r.inputs, prim))
+                args = tuple([f(v) for f, v in zip(columns, r.inputs)])
                 out = cid(r.output)
-                kids = tuple(a for a in args if isinstance(a, ClassId))
+                kids = tuple([args[i] for i in places])  # type: ignore[misc]
                 classes[out].append(make(ENode, (name, args, out, kids)))
-        return cls(classes, _Relations(relations, reader, stored))
+        return cls(classes, _Relations(functions, reader, stored, names))
+
+
+def relation_names(tables: frozenset[str], stored: StoredRelations | None) -> frozenset[str]:
+    """The relations of an e-graph holding these relation tables: each table's own, and those the stored tables
+    among them hold."""
+    if stored is None:
+        return tables
+    return tables | frozenset(r for r, (t, *_) in stored.relations.items() if t in tables)
+
+
+_Reading = tuple[list[tuple[str, "_Table"]], frozenset[str]]
+_READINGS: dict[tuple[object, ...], _Reading] = {}
+
+
+def _reading(
+    functions: dict[str, Any],
+    schema: dict[str, _Table],
+    skip: frozenset[str],
+    tables: frozenset[str] | None,
+    stored: StoredRelations | None,
+) -> _Reading:
+    """What a view of these tables reads: the constructors it converts, in the e-graph's order (which numbers the
+    classes), and the relations it can be asked for. The same for every program of a kind on one set, so it is
+    worked out once per set and kind, not by a walk over every table the set declares at each program."""
+    key = (tuple(functions), skip, tables, stored)
+    hit = _READINGS.get(key)
+    if hit is None:
+        if len(_READINGS) >= 256:
+            _READINGS.clear()
+        constructors = [
+            (name, schema[name])
+            for name in functions
+            if not schema[name].relation and name not in skip and (tables is None or name in tables)
+        ]
+        relations = frozenset(name for name in functions if schema[name].relation)
+        hit = _READINGS[key] = (constructors, relation_names(relations, stored))
+    return hit
 
 
 @dataclass(frozen=True)
