@@ -33,6 +33,7 @@ from .resident import (
     smallest_ready,
 )
 from .rule_index import Stage, parse_schedule, rule_index
+from .rule_sets import RuleSetKey, family_set
 from .rules import (
     RuleFile,
     load_rule_file_slices,
@@ -54,27 +55,6 @@ class Limits:
     max_iterations: int = 1000  # per stage
     max_enodes: int = 5_000_000
     timeout_s: float = 120.0
-
-
-@dataclass(frozen=True)
-class RuleSetKey:
-    """What a pruned resident rule set is kept under: the rule files it was cut from, the rules it kept and the
-    fact relations it reads."""
-
-    source: tuple[tuple[str, str], ...]  # (path, text) of each file
-    rules: frozenset[str] | None
-    facts: frozenset[str] | None
-
-    def fits_within(self, other: object) -> int | None:
-        """How many rules `other` holds, when it is the key of a set that holds every rule and fact relation of
-        this one (and so every table they name); None when it is not."""
-        if not isinstance(other, RuleSetKey) or other.source != self.source:
-            return None
-        if other.rules is None or other.facts is None or self.rules is None or self.facts is None:
-            return None
-        if self.rules <= other.rules and self.facts <= other.facts:
-            return len(other.rules)
-        return None
 
 
 @dataclass
@@ -141,11 +121,10 @@ class EGraphRun:
         # only the rules these facts could ever fire are loaded (the host asserts Route and Settled itself)
         filled = {rel for rel, rows in self.encoding.rows.items() if rows}
         if self.strategy == "optimal":
-            filled |= {"Route", "Settled"}
+            filled |= HOST_ASSERTED
+        self._relevance_reads = reads if reads is None else reads | HOST_READS
         self.relevance: Relevance = (
-            relevant_rules(
-                tuple(self.rule_files), frozenset(filled), reads if reads is None else reads | HOST_READS
-            )
+            relevant_rules(tuple(self.rule_files), frozenset(filled), self._relevance_reads)
             if prune_rules
             else all_rules(self.rule_files)
         )
@@ -182,12 +161,20 @@ class EGraphRun:
         shared = None
         if reuse_rules and not forked_since_import():
             relevance = self.relevance
-            key = RuleSetKey(
-                tuple((str(rf.path), rf.text) for rf in relevance.source), relevance.rules, relevance.facts
-            )
+            key = RuleSetKey.of(relevance)
             shared = ready_rules(key, lambda: relevance.files, load_slices)
             if shared is None or shared.in_use:
-                shared = smallest_ready(key.fits_within) or resident_rules(self.rule_files, load_slices)
+                shared = (
+                    smallest_ready(key.fits_within)
+                    or (
+                        None
+                        if self._user_rules  # (each of a user's rules would make every family larger)
+                        else family_set(
+                            key, self.rule_files, self._relevance_reads, HOST_ASSERTED, load_slices
+                        )
+                    )
+                    or resident_rules(self.rule_files, load_slices)
+                )
         if shared is not None and not shared.in_use:  # (re-entrant use builds its own)
             self._shared = shared
             self.egraph = shared.egraph
@@ -534,6 +521,8 @@ ENCODER_ONLY = frozenset(r for r, st in packed_relations().items() if st.table i
 PAGE_ROWS_UP_FRONT = 16
 # what the engine reads of the e-graph itself, besides its caller's reads
 HOST_READS = frozenset({"PagesWanted"})
+# what the host asserts itself under the optimal strategy (the routes its extraction settled)
+HOST_ASSERTED = frozenset({"Route", "Settled"})
 _CHUNK = 12  # iterations per egglog call, the limits checked between calls: every stage of the shipped rules
 # saturates within one call on the corpus and the workloads (at most 11 iterations)
 STRATEGIES = ("reference", "optimal")

@@ -471,12 +471,14 @@ def run_on_owner(fn: Callable[..., T], *args: object) -> T:
     return owner().run(fn, *args)
 
 
-def resident_rules(rule_files: Sequence[RuleFile], load: Loader | None = None) -> ResidentRules:
+def resident_rules(
+    rule_files: Sequence[RuleFile], load: Loader | None = None, key: Hashable | None = None
+) -> ResidentRules:
     """The owner thread's e-graph for these rule files, loaded and type-checked on first use (by `load`, or file
-    by file), whole. Sets are kept by their text; the least recently used of more than `_MAX_LOADED` is dropped
-    (on this thread, which made it), and so is one a failed program left broken."""
+    by file), whole. Sets are kept under `key`, by default their text; the least recently used of more than
+    `_MAX_LOADED` is dropped (on this thread, which made it), and so is one a failed program left broken."""
     own = _owner_here()
-    key = _key(rule_files)
+    key = _key(rule_files) if key is None else key
     own.current(key)
     loaded = own.rules.pop(key, None)
     if loaded is None or loaded.broken:
@@ -562,6 +564,6 @@ _STALE = 100  # programs after which a set none of them used may make room for a
 _MAX_ASKED = 4096  # kinds whose asks are counted at a time
 _RENEW_WAIT = 100  # programs a fresh copy may load in the background before it is loaded at once
 _RECYCLE = 500  # programs a set runs before a fresh copy takes its place (see _Owner.renew)
-_MAX_LOADED = (
-    8  # rule sets kept loaded per process (each 10-20 MB, and up to 40 MB of reports before renewal)
-)
+# rule sets kept loaded per process (each 10-20 MB, and up to 40 MB of reports before renewal): the families'
+# two (families.py), the narrowing rules' and six kinds' own
+_MAX_LOADED = 9
