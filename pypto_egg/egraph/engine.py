@@ -44,7 +44,7 @@ from .rules import (
     schedule_text,
     shipped_rule_files,
 )
-from .schedule_run import fired, fixpoint_iterations, record_stage, rule_name, schedule_command
+from .schedule_run import account_stages, record_stage, record_stages, rule_name, schedule_command
 from .strata import StagePlan, concern_declarations, stage_plan
 
 
@@ -259,35 +259,22 @@ class EGraphRun:
         return True
 
     def _saturate_stages(self, plan: StagePlan, stages: Sequence[Stage], inputs: list[str]) -> None:
-        """The facts, then the planned steps of every stage in one egglog call; each stage's iterations are
-        accounted for (and, under the schedule check, each stage's fixpoint checked)."""
+        """The facts, then the planned steps of every stage in one egglog call. Each stage's iterations are
+        accounted for when the report is read, or at once where a step may have stopped at the iteration limit
+        (only a run of that many iterations can have) or under the schedule check (which checks each stage's
+        fixpoint): the accounting reads every iteration's report, which costs more than the rest of the
+        bookkeeping."""
         limit = self.limits.max_iterations
         schedule = schedule_command(plan, limit, self.check_schedule)
         outputs = load_facts(self.egraph, self._fact_folder, inputs, self._egglog_failed, then=(schedule,))
         report = next(getattr(o, "report") for o in outputs if isinstance(o, eb.RunScheduleOutput))  # noqa: B009
         ran = report.iterations
-        at = 0
-        for stage, steps in zip(stages, plan.stages):
-            body = " ".join(f"(run {r})" if r else "(run)" for r in stage.rulesets)
-            start = at
-            for st in steps:
-                n = 1 if st.once else fixpoint_iterations(ran, at, limit)
-                at += n
-                if at > len(ran):
-                    break
-                if n >= limit and not st.once and ran[at - 1].rule_set_report.changed:
-                    raise ScheduleLimitError(
-                        f"saturation stopped at the iteration limit ({limit}) in stage {body}; a rule keeps "
-                        "creating new terms. Raise Limits.max_iterations or fix the rule."
-                    )
-            stage_iterations = ran[start:at]
-            if self.check_schedule and steps:
-                if at < len(ran):
-                    self._check_fixpoint(ran[at], body)
-                at += 1
-            self.report.defer(functools.partial(record_stage, stage, stage_iterations))
-        if at != len(ran):
-            raise InternalError(f"the schedule ran {len(ran)} iterations, its steps account for {at}")
+        account = functools.partial(account_stages, plan, stages, ran, limit, self.check_schedule)
+        if self.check_schedule or len(ran) >= limit:
+            for stage, iterations in account():
+                self.report.defer(functools.partial(record_stage, stage, iterations))
+        else:
+            self.report.defer(functools.partial(record_stages, account))
 
     def _plan(self) -> StagePlan:
         return stage_plan(tuple(self.rule_files), parse_schedule(schedule_text()), self.relevance.rules)
@@ -303,16 +290,6 @@ class EGraphRun:
         if new:
             run_text(self.egraph, "\n".join(wanted[name] for name in new), "<steps>")
             held.update(new)
-
-    @staticmethod
-    def _check_fixpoint(iteration: Any, body: str) -> None:
-        """The stage's steps left a fixpoint of the stage: one more iteration of all its rules changes nothing."""
-        if iteration.rule_set_report.changed:
-            rules = sorted(fired([iteration]))
-            raise InternalError(
-                f"the steps of stage {body} (egraph/strata.py) stopped short of its fixpoint: run as one "
-                f"ruleset, it still changes the e-graph ({', '.join(rules)})"
-            )
 
     def _record(self, stage: Stage, iterations: int, matches: dict[str, int]) -> None:
         self.report.record_stage(stage.rulesets, iterations, matches)

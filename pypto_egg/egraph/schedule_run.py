@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import egglog.bindings as eb
 
+from ..errors import InternalError, ScheduleLimitError
 from .report import RunReport
 from .rule_index import Stage
 from .strata import StagePlan
@@ -18,6 +19,47 @@ from .strata import StagePlan
 def record_stage(stage: Stage, iterations: Sequence[Any], report: RunReport) -> None:
     """A stage's iterations and the rules it fired, read from its iterations' reports when the run report is read."""
     report.record_stage(stage.rulesets, len(iterations), fired(iterations))
+
+
+def record_stages(account: Callable[[], list[tuple[Stage, Sequence[Any]]]], report: RunReport) -> None:
+    """Every stage's iterations and rules, as `account` tells them apart."""
+    for stage, iterations in account():
+        record_stage(stage, iterations, report)
+
+
+def account_stages(
+    plan: StagePlan, stages: Sequence[Stage], ran: Sequence[Any], limit: int, check: bool
+) -> list[tuple[Stage, Sequence[Any]]]:
+    """Each stage's share of the iterations the planned schedule ran. A step that stopped at the iteration limit
+    still changing the e-graph is an error, and so, under the schedule `check`, is a stage its steps left short of
+    its fixpoint (the check's extra iteration of all its rules changed something)."""
+    at = 0
+    out = []
+    for stage, steps in zip(stages, plan.stages):
+        body = " ".join(f"(run {r})" if r else "(run)" for r in stage.rulesets)
+        start = at
+        for st in steps:
+            n = 1 if st.once else fixpoint_iterations(ran, at, limit)
+            at += n
+            if at > len(ran):
+                break
+            if n >= limit and not st.once and ran[at - 1].rule_set_report.changed:
+                raise ScheduleLimitError(
+                    f"saturation stopped at the iteration limit ({limit}) in stage {body}; a rule keeps "
+                    "creating new terms. Raise Limits.max_iterations or fix the rule."
+                )
+        out.append((stage, ran[start:at]))
+        if check and steps:
+            if at < len(ran) and ran[at].rule_set_report.changed:
+                rules = sorted(fired([ran[at]]))
+                raise InternalError(
+                    f"the steps of stage {body} (egraph/strata.py) stopped short of its fixpoint: run as one "
+                    f"ruleset, it still changes the e-graph ({', '.join(rules)})"
+                )
+            at += 1
+    if at != len(ran):
+        raise InternalError(f"the schedule ran {len(ran)} iterations, its steps account for {at}")
+    return out
 
 
 def fired(iterations: Sequence[Any]) -> dict[str, int]:
