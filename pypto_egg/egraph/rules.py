@@ -10,7 +10,7 @@ import contextlib
 import functools
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +26,18 @@ _POSITION = re.compile(r"In (\d+):(\d+)")
 
 @dataclass(frozen=True)
 class RuleFile:
+    """A rule file's text. A tuple of them keys the caches of what the rules are (relevance, strata, rule sets),
+    looked up a few times every program: its hash is worked out once, not from the path and text at each look-up."""
+
     path: Path
     text: str  # without its self-check section
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.path, self.text)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @property
     def name(self) -> str:
