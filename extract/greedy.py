@@ -2,7 +2,9 @@
 
 A choice's cost is the sum of the own costs of every e-class its sub-DAG reaches, each counted once,
 so a term that shares subterms is not charged twice. Costs are improved with a worklist (a node is
-re-examined only when a child class improves), so the work grows with the graph. Emission memoises
+re-examined only when a child class improves), so the work grows with the graph. Where every class has one
+extractable node (the common case: the helpers are never extracted) there is nothing to improve: a walk of the
+classes, children first, takes each node, and a cost is summed only when asked for. Emission memoises
 per class: a shared subterm is one Term object, emitted once by the lowering. Ties break on op name,
 then first-seen order, so the same input always gives the same terms. `mode="tree"` charges a shared
 subterm at every use instead (the classic bottom-up tree cost).
@@ -11,7 +13,7 @@ subterm at every use instead (the classic bottom-up tree cost).
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .cost import INF, CostModel, DefaultCostModel
@@ -26,10 +28,35 @@ class _Choice:
     reach: dict[ClassId, float]  # every class of the sub-DAG and its own cost (DAG mode)
 
 
+class _Forced:
+    """A class's one extractable node: there is nothing to choose, so its sub-DAG's cost is worked out only when
+    asked for (a lowering asks for few)."""
+
+    __slots__ = ("_best", "_reach", "node", "own")
+
+    def __init__(self, node: ENode, own: float, best: dict[ClassId, _Choice | _Forced]) -> None:
+        self.node, self.own, self._best = node, own, best
+        self._reach: dict[ClassId, float] | None = None
+
+    @property
+    def reach(self) -> dict[ClassId, float]:
+        if self._reach is None:
+            reach: dict[ClassId, float] = {}
+            for k in self.node.children:
+                reach.update(self._best[k].reach)
+            reach[self.node.eclass] = self.own
+            self._reach = reach
+        return self._reach
+
+    @property
+    def cost(self) -> float:
+        return sum(self.reach.values())
+
+
 @dataclass
 class Extraction:
     view: EGraphView
-    best: dict[ClassId, _Choice] = field(default_factory=dict)
+    best: dict[ClassId, _Choice | _Forced] = field(default_factory=dict)
     _memo: dict[ClassId, Term] = field(default_factory=dict)
 
     def cost(self, c: ClassId) -> float:
@@ -105,6 +132,18 @@ def extract_roots(
     classes = view.classes if roots is None else _reached(view, roots)
     # every node once, with its own cost (asked of the model once); nodes it never extracts take no part
     nodes = [(n, c) for ns in classes.values() for n in ns if (c := model.node_cost(n)) != INF]
+    if mode == "dag" and len({n.eclass for n, _ in nodes}) == len(nodes):
+        return _forced(view, nodes)
+    return _worklist(view, nodes, choose)
+
+
+def _worklist(
+    view: EGraphView,
+    nodes: list[tuple[ENode, float]],
+    choose: Callable[[ENode, float, Extraction], _Choice | None],
+) -> Extraction:
+    """Each class's cheapest node, improved until nothing improves: a node is looked at again only when a child
+    class's choice improved."""
     parents: dict[ClassId, list[int]] = defaultdict(list)
     for i, (n, _) in enumerate(nodes):
         for ch in set(n.children):
@@ -133,4 +172,34 @@ def extract_roots(
                 if p not in queued:
                     queued.add(p)
                     queue.append(p)
+    return ex
+
+
+def _forced(view: EGraphView, nodes: list[tuple[ENode, float]]) -> Extraction:
+    """Every class with one extractable node (the common case once the helpers are left out): each class takes its
+    node when every child class has a term, which a walk of the classes below it, children first, settles; a class
+    on a cycle gets none, as in the worklist (its node waits on itself). The costs are worked out when asked for."""
+    ex = Extraction(view)
+    best = ex.best
+    only = {n.eclass: (n, own) for n, own in nodes}
+    done: set[ClassId] = set()
+    for root in only:
+        stack = [(root, 0)]
+        while stack:
+            c, i = stack.pop()
+            if i == 0:
+                if c in done:
+                    continue
+                done.add(c)  # (from here on a visit finds it done, or on the stack: a cycle)
+            entry = only.get(c)
+            if entry is None:
+                continue
+            kids = entry[0].children
+            while i < len(kids) and kids[i] in done:
+                i += 1
+            if i < len(kids):
+                stack += [(c, i + 1), (kids[i], 0)]
+                continue
+            if all(k in best for k in kids):
+                best[c] = _Forced(entry[0], entry[1], best)
     return ex

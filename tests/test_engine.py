@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import pypto_egg.language as pl
 from pypto_egg import egraph, passes
@@ -73,6 +75,30 @@ def test_greedy_extraction_picks_the_cheapest_term_and_skips_unextractable_nodes
     t = ex.term(c[0])
     assert isinstance(t, Term) and t.op == "DC" and t.args == (6,)
     assert ex.term(c[2]).op == "DC"  # Rows is a helper, never extracted
+
+
+@given(
+    st.lists(st.lists(st.integers(0, 11), max_size=3), min_size=1, max_size=12), st.sets(st.integers(0, 11))
+)
+def test_a_class_of_one_node_takes_it_as_the_worklist_would(children, barren):
+    """Where every class has one extractable node, the walk that takes it (children first, none on a cycle or above
+    a class without a term) gives the worklist's terms and costs: generated graphs, cycles and all."""
+    from pypto_egg.extract.greedy import _dag_choice, _forced, _worklist
+
+    c = [ClassId(i) for i in range(len(children))]
+    nodes = [
+        (ENode("Op", tuple(c[k % len(c)] for k in kids), c[i]), 1.0 + i)
+        for i, kids in enumerate(children)
+        if i not in barren  # (a class whose one node the model never extracts)
+    ]
+    view = EGraphView()
+    for n, _ in nodes:
+        view.classes[n.eclass].append(n)
+    forced, worklist = _forced(view, nodes), _worklist(view, nodes, _dag_choice)
+    assert set(forced.best) == set(worklist.best)
+    for k in c:
+        assert str(forced.term(k)) == str(worklist.term(k))
+        assert forced.cost(k) == worklist.cost(k)
 
 
 def test_extraction_from_the_roots_alone_chooses_what_extraction_of_every_class_chooses():

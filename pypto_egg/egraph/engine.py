@@ -443,13 +443,13 @@ class EGraphRun:
         self, first: Callable[[object, object], bool], op: str | None = None
     ) -> dict[int, Term | None]:
         ex = self.extraction()
-        candidates: dict[int, list[tuple[float, Term]]] = {}
+        candidates: dict[int, list[tuple[ClassId, Term]]] = {}
         for sid, cls in self.view().relations.get("Chose", []):
             if not first(sid, cls):
                 continue
             term = ex.term(cls) if isinstance(cls, ClassId) else None
             if isinstance(sid, int) and term is not None and (op is None or term.op == op):
-                candidates.setdefault(sid, []).append((ex.cost(cls), term))  # type: ignore[arg-type]
+                candidates.setdefault(sid, []).append((cls, term))  # type: ignore[arg-type]
         out: dict[int, Term | None] = {}
         for sid in range(len(self.encoding.statements)):
             options = candidates.get(sid)
@@ -457,10 +457,10 @@ class EGraphRun:
                 out[sid] = None
             elif len(options) == 1:
                 out[sid] = options[0][1]
-            else:
+            else:  # (a cost is worked out only where there is a choice)
                 if op is None and any(t.op != "BatchMatmul" for _, t in options):
                     self.report.ties += 1
-                out[sid] = min(options, key=lambda c: (c[0], str(c[1])))[1]
+                out[sid] = min(options, key=lambda c: (ex.cost(c[0]), str(c[1])))[1]
         return out
 
     @functools.cached_property
