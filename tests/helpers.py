@@ -28,6 +28,24 @@ class P:
 """
 
 
+# the prelude of a test's subprocess that watches the resident rule sets: `loads` lists the key of each set loaded,
+# and `served_by(call)` gives call()'s result and the sets that served it
+RESIDENT_PROBE = """
+from pypto_egg.egraph import resident
+loads = []
+_finish = resident.ResidentRules.finish
+def _counted(self):
+    if not self.ready:
+        loads.append(self.key)
+    _finish(self)
+resident.ResidentRules.finish = _counted
+def served_by(call):
+    before = {rr.key: rr.served for rr in resident.registry().rules.values() if rr.ready}
+    result = call()
+    return result, [rr for rr in resident.registry().rules.values() if rr.served > before.get(rr.key, 0)]
+"""
+
+
 def roundtrip(program: Program) -> Program:
     """Print, parse back, and require structural equality."""
     text = python_print(program)

@@ -15,7 +15,7 @@ from pypto_egg.egraph.resident import ResidentRules, run_on_owner
 from pypto_egg.errors import PassError
 from pypto_egg.ir import python_print
 
-from helpers import check_meaning
+from helpers import RESIDENT_PROBE, check_meaning
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -130,30 +130,27 @@ def test_the_owner_thread_drops_every_e_graph_it_made(tmp_path):
 
 BIGGER = SRC.replace("b = pl.tile.add(a, a)", "c = pl.tile.exp(a)\n        b = pl.tile.add(c, a)")
 
-_ON_A_BIGGER_SET = """
+_ON_A_BIGGER_SET = (
+    RESIDENT_PROBE
+    + """
 import dataclasses
 import sys
 import pypto_egg.language as pl
 from pypto_egg import passes
-from pypto_egg.egraph import resident
 from pypto_egg.egraph.rule_sets import RuleSetKey
 from pypto_egg.ir import python_print
 bigger, small = sys.argv[1], sys.argv[2]
 flatten = passes.flatten_tile_nd_to_2d()
-def served():
-    return {rr.key: rr.served for rr in resident.registry().rules.values() if rr.ready}
-for rows in (17, 18, 19):  # asked for three times: the bigger kind's own set is loaded for the third
-    before = served()
+for rows in (17, 18):
     flatten(pl.parse(bigger.format(rows=rows)))
-own = [k for k, n in served().items() if n > before.get(k, 0)]
-before = served()
-got = python_print(flatten(pl.parse(small.format(rows=21))))
-ran = [k for k, n in served().items() if n > before.get(k, 0)]
-assert own == ran and isinstance(ran[0], RuleSetKey), (own, ran)
+_, own = served_by(lambda: flatten(pl.parse(bigger.format(rows=19))))  # asked for a third time: its own set loads
+got, ran = served_by(lambda: python_print(flatten(pl.parse(small.format(rows=21)))))
+assert [rr.key for rr in own] == [rr.key for rr in ran] and isinstance(ran[0].key, RuleSetKey), (own, ran)
 everything = dataclasses.replace(flatten, prune_rules=False)
 assert got == python_print(everything(pl.parse(small.format(rows=21))))
 print("ok")
 """
+)
 
 
 def test_a_new_kind_runs_on_the_smallest_loaded_set_that_holds_its_rules():
@@ -166,20 +163,14 @@ def test_a_new_kind_runs_on_the_smallest_loaded_set_that_holds_its_rules():
     assert run.returncode == 0 and run.stdout.split()[-1:] == ["ok"], run.stderr[-3000:]
 
 
-_TAKING_TURNS = """
+_TAKING_TURNS = (
+    RESIDENT_PROBE
+    + """
 import sys
 import pypto_egg.language as pl
 from pypto_egg import passes
-from pypto_egg.egraph import resident
 from pypto_egg.ir import python_print
 resident._MAX_LOADED = 3  # the two families' sets and one kind's own
-loads = []
-finish = resident.ResidentRules.finish
-def counted(self):
-    if not self.ready:
-        loads.append(self.key)
-    finish(self)
-resident.ResidentRules.finish = counted
 flatten = passes.flatten_tile_nd_to_2d()
 kinds = [(path, name or None) for path, name in zip(sys.argv[1::2], sys.argv[2::2])]
 first = [python_print(flatten(pl.parse_file(*k))) for k in kinds]
@@ -188,6 +179,7 @@ for _ in range(6):
 assert len(loads) == len(set(loads)) == 3, len(loads)  # the families' sets, then the first kind back three times
 print("ok")
 """
+)
 
 
 def test_kinds_taking_turns_do_not_push_each_others_sets_out():

@@ -12,7 +12,7 @@ from pypto_egg.egraph.rule_sets import RuleSetKey, family_relevances
 from pypto_egg.egraph.rules import shipped_rule_files
 from pypto_egg.extract.lower_matmul import MatmulLowerer
 
-from helpers import one_op_kernel
+from helpers import RESIDENT_PROBE, one_op_kernel
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 READS = MatmulLowerer.FACTS | HOST_READS
@@ -53,26 +53,18 @@ def test_each_example_fits_the_smallest_family_its_ops_allow():
         assert key.fits_within(every) is not None, path.name
 
 
-_NEW_KINDS = """
+_NEW_KINDS = (
+    RESIDENT_PROBE
+    + """
 import dataclasses
 import sys
 import pypto_egg.language as pl
 from pypto_egg import passes
-from pypto_egg.egraph import resident
 from pypto_egg.ir import python_print
-loads = []
-finish = resident.ResidentRules.finish
-def counted(self):
-    if not self.ready:
-        loads.append(self.key)
-    finish(self)
-resident.ResidentRules.finish = counted
 flatten = passes.flatten_tile_nd_to_2d()
 every = dataclasses.replace(flatten, prune_rules=False)
 def served(program):
-    before = {rr.key: rr.served for rr in resident.registry().rules.values() if rr.ready}
-    got = python_print(flatten(program))
-    ran = [rr for rr in resident.registry().rules.values() if rr.served > before.get(rr.key, 0)]
+    got, ran = served_by(lambda: python_print(flatten(program)))
     return got, ran[0]
 programs = [pl.parse(text) for text in sys.argv[1:3]] + [pl.parse_file(sys.argv[3])]
 first, small = served(programs[0])  # a new kind: both families load with it, and it runs on the smaller
@@ -86,6 +78,7 @@ for program, got in zip(programs, [first, second, third]):
     assert got == python_print(every(program))
 print("ok")
 """
+)
 
 
 def test_new_kinds_run_on_the_smallest_family_with_the_answer_of_every_rule():
