@@ -56,15 +56,14 @@ class _Relations(dict[str, list[tuple["ClassId | Prim", ...]]]):
         self,
         frozen: dict[str, Any],
         reader: Callable[[str], Callable[[Any], ClassId | Prim]],
-        stored: StoredRelations | None = None,
-        names: frozenset[str] | None = None,
+        stored: StoredRelations | None,
+        names: frozenset[str],
     ) -> None:
-        """`frozen`: egglog's frozen tables, of which `names` (by default every one) are relations, stored ones
-        included."""
+        """`frozen`: egglog's frozen tables, of which `names` are relations, stored ones included."""
         super().__init__()
         self._frozen = frozen
         self._stored = stored
-        self._names = names if names is not None else relation_names(frozenset(frozen), stored)
+        self._names = names
         self._reader: Callable[[str], Callable[[Any], ClassId | Prim]] | None = reader
         # a stored table's rows by the relation each belongs to: its cells, the row
         self._kinds: dict[str, dict[str, list[tuple[Any, Any]]]] = {}

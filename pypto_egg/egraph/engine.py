@@ -166,13 +166,7 @@ class EGraphRun:
             if shared is None or shared.in_use:
                 shared = (
                     smallest_ready(key.fits_within)
-                    or (
-                        None
-                        if self._user_rules  # (each of a user's rules would make every family larger)
-                        else family_set(
-                            key, self.rule_files, self._relevance_reads, HOST_ASSERTED, load_slices
-                        )
-                    )
+                    or self._family_set(key)
                     or resident_rules(self.rule_files, load_slices)
                 )
         if shared is not None and not shared.in_use:  # (re-entrant use builds its own)
@@ -187,6 +181,13 @@ class EGraphRun:
         load_rules(self.egraph, self.relevance.files)
         self._declare_steps()
         return self._own_facts
+
+    def _family_set(self, key: RuleSetKey) -> ResidentRules | None:
+        """The smallest family set holding this kind's rules (rule_sets.py); none for a user's rules, each of which
+        would make every family larger."""
+        if self._user_rules:
+            return None
+        return family_set(key, self.rule_files, self._relevance_reads, HOST_ASSERTED, load_slices)
 
     def close(self) -> None:
         """Take this function's facts off the thread's shared rules (a no-op for an e-graph of its own)."""

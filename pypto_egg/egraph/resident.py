@@ -565,5 +565,5 @@ _MAX_ASKED = 4096  # kinds whose asks are counted at a time
 _RENEW_WAIT = 100  # programs a fresh copy may load in the background before it is loaded at once
 _RECYCLE = 500  # programs a set runs before a fresh copy takes its place (see _Owner.renew)
 # rule sets kept loaded per process (each 10-20 MB, and up to 40 MB of reports before renewal): the families'
-# two (families.py), the narrowing rules' and six kinds' own
+# two (rule_sets.py), the narrowing rules' and six kinds' own
 _MAX_LOADED = 9

@@ -89,9 +89,11 @@ def family_set(
 ) -> ResidentRules | None:
     """The smallest family set holding the rules of the kind `key` names (None: no family does), every family
     loaded at once the first time one is needed, so that no later new kind stalls on a load."""
-    families = [(rel, RuleSetKey.of(rel)) for _, rel in family_relevances(tuple(files), reads, host_asserted)]
-    fitting = [(rel.kept, i) for i, (rel, fk) in enumerate(families) if key.fits_within(fk) is not None]
+    sets = [(rel, RuleSetKey.of(rel)) for _, rel in family_relevances(tuple(files), reads, host_asserted)]
+    fitting = [
+        (rel.kept, i) for i, (rel, family_key) in enumerate(sets) if key.fits_within(family_key) is not None
+    ]
     if not fitting:
         return None
-    loaded = [resident_rules(rel.files, load, fk) for rel, fk in families]
+    loaded = [resident_rules(rel.files, load, family_key) for rel, family_key in sets]
     return loaded[min(fitting)[1]]
