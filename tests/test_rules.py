@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import egglog.bindings as eb
@@ -243,3 +245,18 @@ def test_explain_carries_a_request_kind_through_the_rows_joined_from_it():
     variants = {r.ref.name: r.variants for r in _rule_index(tuple(shipped_rule_files()))}
     assert variants["bmm-acc-dynamic"] == {"1"} and variants["bmm-fast-path"] == {"0"}
     assert variants["bmm-batch-mismatch"] == frozenset()
+
+
+def test_a_rule_file_pickled_into_another_process_hashes_as_that_process_hashes_it():
+    """A rule file keeps its hash (caches keyed by the files look it up every program); a copy made by pickling
+    works it out again, since strings hash differently in each process."""
+    import pickle
+
+    from pypto_egg.egraph.rules import shipped_rule_files
+
+    rf = shipped_rule_files()[0]
+    check = "import pickle, sys; r = pickle.loads(sys.stdin.buffer.read()); print(hash(r) == hash((r.path, r.text)))"
+    run = subprocess.run(
+        [sys.executable, "-c", check], input=pickle.dumps(rf), capture_output=True, timeout=120
+    )
+    assert run.stdout.split() == [b"True"], run.stderr[-2000:]

@@ -39,6 +39,10 @@ class RuleFile:
     def __hash__(self) -> int:
         return self._hash
 
+    def __reduce__(self) -> tuple[type[RuleFile], tuple[Path, str]]:
+        """Copies and pickles make the file anew, so its hash is the new process's (strings hash per process)."""
+        return RuleFile, (self.path, self.text)
+
     @property
     def name(self) -> str:
         return self.path.name
