@@ -28,6 +28,25 @@ class P:
 """
 
 
+# a batched matmul of [4, 128, 256] operands, the right one through a legacy transpose (whose rules, in
+# transpose.egg, state the operand's base themselves), over the Mat budget
+LEGACY_TRANSPOSE_BMM = """
+import pypto_egg.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, a: pl.Tensor[[4, 128, 256], pl.FP32], b: pl.Tensor[[4, 128, 256], pl.FP32],
+             out: pl.Out[pl.Tensor[[4, 128, 128], pl.FP32]]) -> pl.Tensor[[4, 128, 128], pl.FP32]:
+        ta = pl.load(a, [0, 0, 0], [4, 128, 256])
+        tb = pl.load(b, [0, 0, 0], [4, 128, 256])
+        bt = pl.tile.transpose(tb, 1, 2)
+        c = pl.tile.batch_matmul(ta, bt)
+        out = pl.store(c, [0, 0, 0], out)
+        return out
+"""
+
+
 # the prelude of a test's subprocess that watches the resident rule sets: `loads` lists the key of each set loaded,
 # and `served_by(call)` gives call()'s result and the sets that served it
 RESIDENT_PROBE = """

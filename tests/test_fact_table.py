@@ -18,26 +18,9 @@ from pypto_egg.egraph.fact_table import (
 )
 from pypto_egg.errors import RuleError
 
-from helpers import one_op_kernel
+from helpers import LEGACY_TRANSPOSE_BMM, one_op_kernel
 
 SEED = one_op_kernel("pl.add(t, t)")
-
-# a batched matmul reading a legacy transpose: transpose.egg's rules state the operand's BmmBaseRow themselves
-LEGACY = """
-import pypto_egg.language as pl
-
-@pl.program
-class P:
-    @pl.function(type=pl.FunctionType.InCore)
-    def main(self, a: pl.Tensor[[4, 128, 256], pl.FP32], b: pl.Tensor[[4, 128, 256], pl.FP32],
-             out: pl.Out[pl.Tensor[[4, 128, 128], pl.FP32]]) -> pl.Tensor[[4, 128, 128], pl.FP32]:
-        ta = pl.load(a, [0, 0, 0], [4, 128, 256])
-        tb = pl.load(b, [0, 0, 0], [4, 128, 256])
-        bt = pl.tile.transpose(tb, 1, 2)
-        c = pl.tile.batch_matmul(ta, bt)
-        out = pl.store(c, [0, 0, 0], out)
-        return out
-"""
 
 
 def test_the_packed_relations_are_the_encoders_rows_of_integers_and_strings():
@@ -137,7 +120,9 @@ def test_a_relation_a_shipped_rule_writes_is_read_from_the_e_graph():
     # transpose.egg states a legacy operand's BmmBaseRow: with the rules' own relations, not the encoder's
     assert packed_relations()["BmmBaseRow"].table == DERIVED_TABLE
     assert packed_relations()["BPage"].table == DERIVED_TABLE
-    with EGraphRun(pl.parse(LEGACY), "main", backend="Ascend910B", reads=frozenset({"BmmBaseRow"})) as eg:
+    with EGraphRun(
+        pl.parse(LEGACY_TRANSPOSE_BMM), "main", backend="Ascend910B", reads=frozenset({"BmmBaseRow"})
+    ) as eg:
         eg.saturate()
         assert set(eg.encoding.rows["BmmBaseRow"]) < set(eg.facts("BmmBaseRow"))
 

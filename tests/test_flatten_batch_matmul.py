@@ -10,7 +10,7 @@ from pypto_egg.errors import PassError
 from pypto_egg.ir import python_print
 from pypto_egg.ir.expr import free_vars
 
-from helpers import flatten
+from helpers import LEGACY_TRANSPOSE_BMM, flatten
 
 
 def assigns(program) -> list:
@@ -569,29 +569,14 @@ def test_b100_a_legacy_transpose_of_a_2d_operand_is_its_view_broadcast_to_every_
 
 
 def test_b100_b138_a_legacy_transpose_over_the_mat_budget_is_reloaded_with_a_view_per_batch():
-    src = """
-import pypto_egg.language as pl
-
-@pl.program
-class P:
-    @pl.function(type=pl.FunctionType.InCore)
-    def main(self, a: pl.Tensor[[4, 128, 256], pl.FP32], b: pl.Tensor[[4, 128, 256], pl.FP32],
-             out: pl.Out[pl.Tensor[[4, 128, 128], pl.FP32]]) -> pl.Tensor[[4, 128, 128], pl.FP32]:
-        ta = pl.load(a, [0, 0, 0], [4, 128, 256])
-        tb = pl.load(b, [0, 0, 0], [4, 128, 256])
-        bt = pl.tile.transpose(tb, 1, 2)
-        c = pl.tile.batch_matmul(ta, bt)
-        out = pl.store(c, [0, 0, 0], out)
-        return out
-"""
-    after = flatten(pl.parse(src), backend="Ascend910B", seeds=(0,))
+    after = flatten(pl.parse(LEGACY_TRANSPOSE_BMM), backend="Ascend910B", seeds=(0,))
     names = [s.var.name for s in assigns(after)]
     assert not {"ta", "tb", "bt"} & set(names)  # the whole loads and the transpose are dead (B-115)
     assert sum(n.startswith("rhs_pbview_") for n in names) == 4 and "tile.transpose" not in ops(after)
     view_src = "bt = pl.tile.transpose_view(tb)"
     assert _printed(after) == _printed(
         flatten(
-            pl.parse(src.replace("bt = pl.tile.transpose(tb, 1, 2)", view_src)),
+            pl.parse(LEGACY_TRANSPOSE_BMM.replace("bt = pl.tile.transpose(tb, 1, 2)", view_src)),
             backend="Ascend910B",
             seeds=(0,),
         )
