@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import egglog.bindings as eb
 import pytest
 
 import pypto_egg.language as pl
@@ -42,13 +43,35 @@ def test_a_chain_runs_each_rule_once_in_the_order_of_its_flow():
     assert [(s.rules, s.once) for s in steps] == [(("a-to-b",), True), (("b-to-e",), True)]
 
 
-def test_a_walk_iterates_and_independent_rules_share_a_layer():
+def test_a_walk_iterates_on_its_own_and_an_independent_rule_of_its_layer_runs_once():
+    """Neither rule feeds the other, so they share a layer; the walk feeds itself and repeats, and the other rule
+    is not run again with each of its iterations."""
     rules = """
 (rule ((A x) (< x 10)) ((A (+ x 1))) :ruleset s :name "count-up")
 (rule ((B x)) ((E x)) :ruleset s :name "b-to-e")
 """
     steps = strata.steps(flows_of(rules), ["count-up", "b-to-e"])
-    assert len(steps) == 1 and not steps[0].once and set(steps[0].rules) == {"count-up", "b-to-e"}
+    assert [(s.rules, s.once) for s in steps] == [(("b-to-e",), True), (("count-up",), False)]
+
+
+def test_the_split_layer_reaches_the_fixpoint_of_the_stage_run_as_one_ruleset() -> None:
+    """Run as its steps (each rule in a ruleset of its own, a step their combination, once or to its fixpoint),
+    the layer holds what the two rules give run together: the walk's ten iterations, and the once-run rule's row."""
+    rules = {
+        "count-up": '(rule ((A x) (< x 10)) ((A (+ x 1))) :ruleset own__count-up :name "count-up")',
+        "b-to-e": '(rule ((B x)) ((E x)) :ruleset own__b-to-e :name "b-to-e")',
+    }
+    flows = flows_of("\n".join(r.replace(":ruleset own__" + n, ":ruleset s") for n, r in rules.items()))
+    steps = strata.steps(flows, list(rules))
+    egraph = eb.EGraph()
+    text = [DECLS, *(f"(ruleset own__{n})" for n in rules), *rules.values(), "(A 0)", "(B 7)"]
+    for i, step in enumerate(steps):
+        text.append(f"(unstable-combined-ruleset step{i} {' '.join('own__' + n for n in step.rules)})")
+        text.append(f"(run step{i} 1)" if step.once else f"(run-schedule (saturate (run step{i})))")
+    egraph.run_program(*egraph.parse_program("\n".join(text)))
+    egraph.run_program(*egraph.parse_program("(check (A 10) (E 7))"))
+    with pytest.raises(eb.EggSmolError):
+        egraph.run_program(*egraph.parse_program("(check (A 11))"))
 
 
 def test_a_rule_that_joins_values_of_a_sort_waits_for_the_rewrites_that_merge_them():

@@ -358,9 +358,17 @@ def steps(flows_of: dict[str, Flow], rules: Sequence[str]) -> list[Step]:
         layers.setdefault(d, []).append(i)
     out = []
     for d in sorted(layers):
-        members = [r for i in layers[d] for r in groups[i]]
-        recursive = any(len(groups[i]) > 1 or groups[i][0] in feeds[groups[i][0]] for i in layers[d])
-        out.append(Step(tuple(members), not recursive))
+        # a layer's groups feed none of each other: those that feed no rule of their own run once, the others to
+        # their fixpoint, each part as one step (a group that iterates does not take the others with it)
+        once: list[str] = []
+        iterated: list[str] = []
+        for i in layers[d]:
+            g = groups[i]
+            (iterated if len(g) > 1 or g[0] in feeds[g[0]] else once).extend(g)
+        if once:
+            out.append(Step(tuple(once), True))
+        if iterated:
+            out.append(Step(tuple(iterated), False))
     return out
 
 
