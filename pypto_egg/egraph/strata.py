@@ -11,7 +11,8 @@ A rule U feeds a rule V when V reads a table U writes, or when U can union e-cla
 give V a new match: V joins two occurrences of a value of that sort, or reads a function keyed by it (a union
 merges two keys' values). Unions spread by congruence: merging two `Dim`s can merge two `Dims` holding them.
 The groups are the strongly connected components of that relation, run in its topological order, layer by layer
-(the groups of one layer feed none of each other): the same fixpoint as running the stage as one ruleset.
+(the groups of one layer feed none of each other; of a layer, the groups that feed no rule of their own run once,
+the others to their fixpoint): the same fixpoint as running the stage as one ruleset.
 """
 
 from __future__ import annotations
