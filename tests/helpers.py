@@ -47,6 +47,23 @@ class P:
 """
 
 
+# a batched matmul whose rhs window [2, 32, 16] at row 8 of [2, 48, 16] leaves gaps between its batches (B-117,
+# B-138): each page is re-loaded per batch, whatever the strategy
+NON_CONTIGUOUS_RHS_BMM = """
+import pypto_egg.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, a: pl.Tensor[[2, 16, 32], pl.FP16], b: pl.Tensor[[2, 48, 16], pl.FP16],
+             out: pl.Out[pl.Tensor[[2, 16, 16], pl.FP32]]) -> pl.Tensor[[2, 16, 16], pl.FP32]:
+        ta = pl.load(a, [0, 0, 0], [2, 16, 32])
+        tb = pl.load(b, [0, 8, 0], [2, 32, 16])
+        c = pl.tile.batch_matmul(ta, tb)
+        out = pl.store(c, [0, 0, 0], out)
+        return out
+"""
+
 # the prelude of a test's subprocess that watches the resident rule sets: `loads` lists the key of each set loaded,
 # and `served_by(call)` gives call()'s result and the sets that served it
 RESIDENT_PROBE = """

@@ -10,7 +10,7 @@ from pypto_egg.errors import PassError
 from pypto_egg.ir import python_print
 from pypto_egg.ir.expr import free_vars
 
-from helpers import LEGACY_TRANSPOSE_BMM, flatten
+from helpers import LEGACY_TRANSPOSE_BMM, NON_CONTIGUOUS_RHS_BMM, flatten
 
 
 def assigns(program) -> list:
@@ -249,21 +249,7 @@ def test_b043_a_load_with_another_use_keeps_its_space():
 
 def test_b138_b115_a_non_contiguous_operand_is_reloaded_per_batch_and_its_whole_load_dropped():
     """[2, K0<K, N] of [2, K, N] has gaps between batches: each page is re-loaded from a 2-D view."""
-    src = """
-import pypto_egg.language as pl
-
-@pl.program
-class P:
-    @pl.function(type=pl.FunctionType.InCore)
-    def main(self, a: pl.Tensor[[2, 16, 32], pl.FP16], b: pl.Tensor[[2, 48, 16], pl.FP16],
-             out: pl.Out[pl.Tensor[[2, 16, 16], pl.FP32]]) -> pl.Tensor[[2, 16, 16], pl.FP32]:
-        ta = pl.load(a, [0, 0, 0], [2, 16, 32])
-        tb = pl.load(b, [0, 8, 0], [2, 32, 16])
-        c = pl.tile.batch_matmul(ta, tb)
-        out = pl.store(c, [0, 0, 0], out)
-        return out
-"""
-    after = flatten(pl.parse(src))
+    after = flatten(pl.parse(NON_CONTIGUOUS_RHS_BMM))
     names = [s.var.name for s in assigns(after)]
     assert "tb" not in names and "tb_view2d" not in names  # the whole rhs load is dead
     reloads = [s for s in assigns(after) if s.var.name.startswith("rhs_pbload_")]

@@ -21,7 +21,7 @@ from pypto_egg.ir import python_print
 from pypto_egg.ir.tiles import tile_nbytes
 from pypto_egg.ir.types import MemorySpace
 
-from helpers import check_meaning
+from helpers import NON_CONTIGUOUS_RHS_BMM, check_meaning
 from test_flatten_hypothesis import batch_matmul_programs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,20 +91,7 @@ def test_when_both_fit_the_plans_agree():
 
 def test_a_non_contiguous_operand_stays_per_batch_whatever_it_costs():
     """B-117 is a hard guard: a multi-batch window that also cuts the row axis cannot be one 2-D load."""
-    program = pl.parse("""
-import pypto_egg.language as pl
-
-@pl.program
-class P:
-    @pl.function(type=pl.FunctionType.InCore)
-    def main(self, a: pl.Tensor[[2, 16, 32], pl.FP16], b: pl.Tensor[[2, 48, 16], pl.FP16],
-             out: pl.Out[pl.Tensor[[2, 16, 16], pl.FP32]]) -> pl.Tensor[[2, 16, 16], pl.FP32]:
-        ta = pl.load(a, [0, 0, 0], [2, 16, 32])
-        tb = pl.load(b, [0, 8, 0], [2, 32, 16])
-        c = pl.tile.batch_matmul(ta, tb)
-        out = pl.store(c, [0, 0, 0], out)
-        return out
-""")
+    program = pl.parse(NON_CONTIGUOUS_RHS_BMM)
     optimal = run(program, "optimal")
     assert sum("rhs_pbload" in s.var.name for s in loads(optimal)) == 2
     assert python_print(optimal) == python_print(run(program, "reference"))
