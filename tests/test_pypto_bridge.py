@@ -88,11 +88,21 @@ def test_without_pypto_the_entry_points_say_how_to_get_it(monkeypatch, no_cached
 
 
 def test_the_unrelated_pypto_of_pypi_is_named_as_not_pypto(monkeypatch, no_cached_pypto):
+    # the import is faked, not sys.modules: taking PyPTO's modules out of sys.modules and putting them back
+    # changes the order the interpreter tears them down in at exit, after which PyPTO's core drops the format
+    # callback it holds (registered when ruff is on the PATH) without the GIL, and the process aborts
     fake = types.ModuleType("pypto")
     fake.__file__ = "/site-packages/pypto/__init__.py"
-    monkeypatch.setitem(sys.modules, "pypto", fake)
-    for name in [m for m in sys.modules if m.startswith("pypto.")]:
-        monkeypatch.delitem(sys.modules, name)
+    real = importlib.import_module
+
+    def pypi_pypto(name, *args):
+        if name == "pypto":
+            return fake
+        if name.startswith("pypto."):
+            raise ModuleNotFoundError(f"No module named {name!r}; 'pypto' is not a package")
+        return real(name, *args)
+
+    monkeypatch.setattr(loader.importlib, "import_module", pypi_pypto)
     with pytest.raises(
         egg.PyPTONotFound, match=r"the installed `pypto` \(/site-packages/pypto/__init__.py\) is not PyPTO"
     ):
