@@ -413,7 +413,7 @@ class Lowerer:
         new = self.recreate(call, args, s)
         want = self.decode.dims(plan.args[0])
         got = new.type.shape if isinstance(new.type, TileType) else ()
-        same = len(got) == len(want) and all(map(exprs_equal, got, want))
+        same = got is want or (len(got) == len(want) and all(map(exprs_equal, got, want)))
         # an N-D tile parameter is never retyped (B-006): its users stay N-D, and TileOps2D reports them
         if not same and not any(isinstance(t, TileType) and t.rank > 2 for t in map(type_of, args)):
             raise diag.internal(

@@ -140,6 +140,9 @@ class Encoding:
     _lists: dict[tuple[int, ...], int] = field(default_factory=lambda: {(): 0})
     _opnds: dict[tuple[Any, ...], int] = field(default_factory=lambda: {(): 0})
     _static_lists: dict[tuple[int, ...], int] = field(default_factory=dict)
+    # (id of a dims tuple, shape) -> (the tuple, its list id): the statements of a function share their
+    # types' shape tuples, so most lists are found by identity (the tuple kept, so the id names it)
+    _by_tuple: dict[tuple[int, bool], tuple[tuple[Expr, ...], int]] = field(default_factory=dict)
     _merged: set[int] = field(default_factory=set)  # the static shapes whose FlatRow is written
     # load sid -> the list ids of its offsets and of its tensor's dims
     _load_offsets: dict[int, tuple[int, int]] = field(default_factory=dict)
@@ -204,6 +207,15 @@ class Encoding:
         then fires in the first iteration, not once the walk has reached the list's end. A static `shape` of two
         or more dims also has its merge to 2-D stated (FlatRow), which a plan names as it is chosen; offsets
         (`shape=False`) are never merged."""
+        seen = self._by_tuple.get((id(items), shape))
+        if seen is not None and seen[0] is items:
+            return seen[1]
+        found = self._stated_list(items, shape)
+        if type(items) is tuple:
+            self._by_tuple[(id(items), shape)] = (items, found)
+        return found
+
+    def _stated_list(self, items: tuple[Expr, ...], shape: bool) -> int:
         values = [d.value for d in items if type(d) is ConstInt]
         if len(values) == len(items):  # a static list: one look-up (most shapes, offsets and windows)
             key = tuple(values)

@@ -194,11 +194,14 @@ def _dtype_kwarg(op: str, kw: Kwargs) -> DataType:
 def _binary(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
     a = _tile(op, args, 0, "lhs")
     b = _tile(op, args, 1, "rhs")
-    if a.rank != b.rank or not all(_same_dim(x, y) or static_int(y) == 1 for x, y in zip(a.shape, b.shape)):
+    same = a.shape is b.shape  # (one object: operands of one shape, as the lowering shares decoded dims)
+    if not same and (
+        a.rank != b.rank or not all(_same_dim(x, y) or static_int(y) == 1 for x, y in zip(a.shape, b.shape))
+    ):
         raise TypeDeductionError(f"{op}: operand shapes {fmt_shape(a.shape)} and {fmt_shape(b.shape)} differ")
     if a.dtype != b.dtype:
         raise TypeDeductionError(f"{op}: operand dtypes {a.dtype.label} and {b.dtype.label} differ")
-    shape = tuple(y if static_int(x) == 1 else x for x, y in zip(a.shape, b.shape))
+    shape = a.shape if same else tuple(y if static_int(x) == 1 else x for x, y in zip(a.shape, b.shape))
     return _elementwise_result(a, shape=shape)
 
 
