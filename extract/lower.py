@@ -49,7 +49,7 @@ from pypto_egg.ir.stmt import (
     YieldStmt,
 )
 from pypto_egg.ir.tiles import implicit_view, make_tile_type, retile
-from pypto_egg.ir.types import MemorySpace, MemRef, TileType
+from pypto_egg.ir.types import MemorySpace, MemRef, TileType, TileView
 from pypto_egg.ir.walk import blocks
 
 from .failures import failure
@@ -335,14 +335,11 @@ class Lowerer:
         """Re-create a tile op through the registry (type re-deduced), carrying MemRef and memory space."""
         attrs = call.attrs if call.op == "tile.load" else ()  # the registry keeps a load's attrs only (B-040)
         try:
-            new = make_call(call.op, args, dict(call.kwargs), attrs, call.span, annotation=call.type)
+            deduced = deduce_type(call.op, args, dict(call.kwargs), call.type)
         except TypeDeductionError as e:
             raise diag.internal(f"re-deducing {call.op} on flattened operands failed: {e}") from None
         old = s.var.type if isinstance(s, AssignStmt) else call.type
-        carried = carry(new.type, old)
-        if carried is new.type:
-            return new
-        return Call(new.op, new.args, carried, new.kwargs, new.attrs, new.span, new.is_function)
+        return Call(call.op, args, carry(deduced, old), call.kwargs, attrs, call.span)
 
     def bind(self, s: Stmt, value: Expr, ctx: Ctx, out: list[Stmt], name: str | None = None) -> Var | None:
         """Emit `value` for statement `s` under the original name (or `name`), mapping the original var."""
@@ -434,7 +431,8 @@ class Lowerer:
         flat = self.decode.dims(shape)
         # a view the N-D tile had keeps its layouts; without one the tile has the implicit view of its 2-D shape
         base = old.view or implicit_view(flat, old.memory)
-        view = replace(base, valid_shape=self.decode.dims(valid), stride=None, start_offset=None)
+        view = TileView(valid_shape=self.decode.dims(valid), blayout=base.blayout, slayout=base.slayout,
+                        fractal=base.fractal, pad=base.pad, compact=base.compact)  # fmt: skip
         return make_tile_type(flat, old.dtype, old.memory, view, old.memref)
 
     def load_flat(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
