@@ -67,15 +67,25 @@ def no_cached_pypto(monkeypatch):
     monkeypatch.setattr(loader, "_CACHED", None)
 
 
-def test_without_pypto_the_entry_points_say_how_to_get_it(monkeypatch, no_cached_pypto):
+def imports_see_pypto_as(monkeypatch, pypto: types.ModuleType | None) -> None:
+    """The loader's imports find `pypto` as the package of that name, with no submodules (None: no package).
+    The import is faked, not sys.modules: taking PyPTO's modules out of sys.modules and putting them back changes
+    the order the interpreter tears them down in at exit, after which PyPTO's core drops the format callback it
+    holds (registered when ruff is on the PATH) without the GIL, and the process aborts."""
     real = importlib.import_module
 
-    def no_pypto(name, *args):
+    def imported(name, *args):
+        if name == "pypto" and pypto is not None:
+            return pypto
         if name == "pypto" or name.startswith("pypto."):
             raise ModuleNotFoundError(f"No module named {name!r}")
         return real(name, *args)
 
-    monkeypatch.setattr(loader.importlib, "import_module", no_pypto)
+    monkeypatch.setattr(loader.importlib, "import_module", imported)
+
+
+def test_without_pypto_the_entry_points_say_how_to_get_it(monkeypatch, no_cached_pypto):
+    imports_see_pypto_as(monkeypatch, None)
     for call in (
         egg.flatten_pass,
         lambda: egg.compile(object()),
@@ -88,21 +98,9 @@ def test_without_pypto_the_entry_points_say_how_to_get_it(monkeypatch, no_cached
 
 
 def test_the_unrelated_pypto_of_pypi_is_named_as_not_pypto(monkeypatch, no_cached_pypto):
-    # the import is faked, not sys.modules: taking PyPTO's modules out of sys.modules and putting them back
-    # changes the order the interpreter tears them down in at exit, after which PyPTO's core drops the format
-    # callback it holds (registered when ruff is on the PATH) without the GIL, and the process aborts
     fake = types.ModuleType("pypto")
     fake.__file__ = "/site-packages/pypto/__init__.py"
-    real = importlib.import_module
-
-    def pypi_pypto(name, *args):
-        if name == "pypto":
-            return fake
-        if name.startswith("pypto."):
-            raise ModuleNotFoundError(f"No module named {name!r}; 'pypto' is not a package")
-        return real(name, *args)
-
-    monkeypatch.setattr(loader.importlib, "import_module", pypi_pypto)
+    imports_see_pypto_as(monkeypatch, fake)
     with pytest.raises(
         egg.PyPTONotFound, match=r"the installed `pypto` \(/site-packages/pypto/__init__.py\) is not PyPTO"
     ):
