@@ -83,13 +83,15 @@ class EGraphRun:
         strategy: str = "reference",
         prune_rules: bool = True,
         reads: frozenset[str] | None = None,
+        share_requests: bool = True,
     ) -> None:
         """`reuse_rules`: put the facts on the owner thread's already-loaded rules (only on that thread, see
         `run_on_owner`; call `close()` when done) instead of loading the rules into an e-graph of its own.
         `prune_rules`: load only the rules these facts could fire (relevance.py); off, every rule is loaded.
         `reads`: the relations and functions the caller reads besides the plans, when it reads no other table and
         no other term (the pass, not explain or the pictures, which read everything: None), so rules whose work
-        nobody reads are not run either."""
+        nobody reads are not run either. `share_requests`: statements asking the same question share one request
+        where the caller reads plans alone (`reads`) and no user's rule is loaded."""
         self.strategy = check_strategy(strategy)
         self._reads = reads
         names = [function_name] if isinstance(function_name, str) else list(function_name)
@@ -134,20 +136,30 @@ class EGraphRun:
         self.check_schedule = os.environ.get("PYPTO_EGG_CHECK_SCHEDULE", "") not in ("", "0")
         self._fact_folder = self._attach(reuse_rules)
         self.report.times["load rules"] = time.perf_counter() - t0
+        self._inputs = self._write_facts(share=share_requests and reads is not None and not extra_rules)
+        self._saturated = False
+        self._view: EGraphView | None = None
+        self._extraction: Extraction | None = None
+        self._facts: dict[str, list[tuple[Term | int | float | str | bool | None, ...]]] = {}
+        self._plans: dict[int, Term | None] | None = None
+
+    def _write_facts(self, share: bool) -> list[str]:
+        """The fact files, read with the schedule's first call, and the commands that input them. `share`: the
+        statements asking the same question share one request, where nothing else the loaded rules read names them
+        (explain and the pictures show each statement's own; a user's rule may tell statements apart by id)."""
         t0 = time.perf_counter()
-        try:  # the files are written here and read with the schedule's first call
-            self._inputs = self.encoding.write_facts(self._fact_folder, self.relevance.facts)
+        if share:
+            self.encoding.share_requests(self.relevance.facts)
+        try:
+            inputs = self.encoding.write_facts(self._fact_folder, self.relevance.facts)
         except BaseException:
             self.close()
             raise
         self.report.times["load facts"] = time.perf_counter() - t0
         self.report.facts = self.encoding.size
         self.report.statements = len(self.encoding.statements)
-        self._saturated = False
-        self._view: EGraphView | None = None
-        self._extraction: Extraction | None = None
-        self._facts: dict[str, list[tuple[Term | int | float | str | bool | None, ...]]] = {}
-        self._plans: dict[int, Term | None] | None = None
+        self.report.requests = self.report.statements - len(self.encoding.shared)
+        return inputs
 
     def _attach(self, reuse_rules: bool) -> FactFolder:
         """Take one of the owner thread's resident e-graphs, or load the live rules into one of this run's own; the
@@ -462,6 +474,8 @@ class EGraphRun:
                 if op is None and any(t.op != "BatchMatmul" for _, t in options):
                     self.report.ties += 1
                 out[sid] = min(options, key=lambda c: (ex.cost(c[0]), str(c[1])))[1]
+        for sid, asked in self.encoding.shared.items():
+            out[sid] = out[asked]
         return out
 
     @functools.cached_property

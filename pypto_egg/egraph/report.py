@@ -14,6 +14,9 @@ class RunReport:
     function: str
     rule_files: list[str] = field(default_factory=list)
     statements: int = 0
+    requests: int = (
+        0  # the statements' distinct requests (EGraphRun shares a request among statements asking alike)
+    )
     facts: int = 0
     rules_loaded: int = 0  # the rules these facts could fire (egraph/relevance.py); -1: every rule
     _stages: list[tuple[list[str], int]] = field(default_factory=list)  # rulesets, iterations
@@ -52,7 +55,9 @@ class RunReport:
 
     def __str__(self) -> str:
         lines = [f"e-graph run for function {self.function!r}"]
-        lines.append(f"  encoded: {self.statements} tile statements as {self.facts} facts")
+        lines.append(
+            f"  encoded: {self.statements} tile statements ({self.requests} requests) as {self.facts} facts"
+        )
         loaded = "every rule" if self.rules_loaded < 0 else f"{self.rules_loaded} rules"
         lines.append(f"  e-graph: {self.eclasses} e-classes, {self.enodes} e-nodes, {loaded} loaded")
         for rulesets, iters in self.stages:
@@ -70,6 +75,6 @@ class RunReport:
     def as_dict(self) -> dict[str, object]:
         return {
             "function": self.function, "rule_files": self.rule_files, "statements": self.statements,
-            "facts": self.facts, "rules_loaded": self.rules_loaded, "stages": self.stages, "rules_fired": self.rules_fired,
+            "requests": self.requests, "facts": self.facts, "rules_loaded": self.rules_loaded, "stages": self.stages, "rules_fired": self.rules_fired,
             "eclasses": self.eclasses, "enodes": self.enodes, "times": self.times,
         }  # fmt: skip

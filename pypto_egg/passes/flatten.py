@@ -53,6 +53,8 @@ class FlattenTileNdTo2D:
     validation: ValidationReport | None = None  # what the last validated call checked
     prune_rules: bool = True  # load only the rules a program's facts could fire (egraph/relevance.py)
     cost_model: CostModel | None = None  # what extraction minimises (default: the strategy's model)
+    # statements asking the e-graph the same question share one request (Encoding.share_requests); off, each has its own
+    share_requests: bool = True
 
     name = "FlattenTileNdTo2D"
     required = frozenset({IRProperty.SSAForm, IRProperty.IncoreTileOps, IRProperty.NormalizedStmtStructure})
@@ -123,6 +125,7 @@ class FlattenTileNdTo2D:
         with EGraphRun(
             program, [fn.name for fn in fns], self.backend, self.extra_rules, self.limits, reuse_rules=True,
             strategy=self.strategy, prune_rules=self.prune_rules, cost_model=self.cost_model, reads=MatmulLowerer.FACTS,
+            share_requests=self.share_requests,
         ) as eg:  # fmt: skip
             eg.saturate()
             plans = eg.plans()
