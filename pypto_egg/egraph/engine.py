@@ -155,6 +155,8 @@ class EGraphRun:
         except BaseException:
             self.close()
             raise
+        if self._owed_reset:
+            inputs.insert(0, self._owed_reset)
         self.report.times["load facts"] = time.perf_counter() - t0
         self.report.facts = self.encoding.size
         self.report.statements = len(self.encoding.statements)
@@ -170,6 +172,7 @@ class EGraphRun:
         check_not_forked_after_use()
         self._shared: ResidentRules | None = None
         self._declared: set[str] = set()
+        self._owed_reset = ""
         shared = None
         if reuse_rules and not forked_since_import():
             relevance = self.relevance
@@ -184,8 +187,11 @@ class EGraphRun:
         if shared is not None and not shared.in_use:  # (re-entrant use builds its own)
             self._shared = shared
             self.egraph = shared.egraph
-            shared.clean()  # the program before's reset first, then the steps' rulesets: both before a push,
-            self._declare_steps()  # which would take the declarations away again with this program
+            # the program before's reset goes first in this program's facts call; a set reset by pop is popped
+            # before the steps' rulesets are declared, and they before its push, which would take them away again
+            self._owed_reset = shared.owed_reset()
+            shared.clean()
+            self._declare_steps()
             shared.begin()
             return shared.facts
         self._own_facts = FactFolder()
@@ -280,7 +286,8 @@ class EGraphRun:
         limit = self.limits.max_iterations
         schedule = schedule_command(plan, limit, self.check_schedule)
         outputs = load_facts(self.egraph, self._fact_folder, inputs, self._egglog_failed, then=(schedule,))
-        report = next(getattr(o, "report") for o in outputs if isinstance(o, eb.RunScheduleOutput))  # noqa: B009
+        # (the schedule's is the last: the reset the program before owed runs first, and reports too)
+        report = [getattr(o, "report") for o in outputs if isinstance(o, eb.RunScheduleOutput)][-1]  # noqa: B009
         ran = report.iterations
         account = functools.partial(account_stages, plan, stages, ran, limit, self.check_schedule)
         if self.check_schedule or len(ran) >= limit:

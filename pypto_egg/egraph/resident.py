@@ -164,6 +164,16 @@ class ResidentRules:
         if self.served >= _RECYCLE and self.key is not None and self.key not in own.renewals:
             own.renew(self)
 
+    def owed_reset(self) -> str:
+        """The reset the program before still owes, taken by the caller to run as the first command of its own
+        program's first egglog call (one call the fewer); "" when none is owed, or where pop does it. Taken, it
+        is no longer owed: a caller that fails before running it leaves its own rows too, and `end` owes the reset
+        again, which takes every row off."""
+        if not self.dirty or self.broken or not self.resets:
+            return ""
+        self.dirty = False
+        return self._restore
+
     def clean(self) -> None:
         """Take the program's rows off. A failure here leaves the e-graph unusable: it is loaded again."""
         if not self.dirty or self.broken:
