@@ -202,6 +202,15 @@ class Encoding:
             self.rows["DSymRow"].append((i, name))
         return i
 
+    def const_dim(self, value: int) -> int:
+        """The id of the constant `value` (as `dim` of a ConstInt, without making one)."""
+        key = ("c", value)
+        found = self._dims.get(key)
+        if found is None:
+            found = self._new_dim(key)
+            self.rows["DConstRow"].append((found, value))
+        return found
+
     def _new_dim(self, key: Any) -> int:
         i = len(self._dims)
         self._dims[key] = i
@@ -252,7 +261,7 @@ class Encoding:
                 self._static_values[found] = key
             if shape and len(key) >= 2 and found not in self._merged:
                 self._merged.add(found)
-                lead = self.dim(ConstInt(math.prod(key[:-1])))
+                lead = self.const_dim(math.prod(key[:-1]))
                 self.rows["FlatRow"].append((found, self._list((lead, self._items[found][-1]))))
             return found
         ids = tuple(self.dim(d) for d in items)
@@ -273,8 +282,8 @@ class Encoding:
             rev = self._list(ids[::-1])
             lead = prod = -1
             if values is not None:
-                lead = self.dim(ConstInt(math.prod(values[:-1])))
-                prod = self.dim(ConstInt(math.prod(values)))
+                lead = self.const_dim(math.prod(values[:-1]))
+                prod = self.const_dim(math.prod(values))
             self.rows["ListRow"].append((i, len(ids), ids[-1], init, rev, lead, prod))
             self._measured(rev, ids[::-1], values[::-1] if values is not None else None, prefixes=False)
         if prefixes and i not in self._prefixed:
@@ -317,7 +326,7 @@ class Encoding:
             return
         self._compared.add(("f", offsets, shape))
         row, col = fold_offsets(o, d)
-        self.rows["Off2DRow"].append((offsets, shape, self.dim(ConstInt(row)), self.dim(ConstInt(col))))
+        self.rows["Off2DRow"].append((offsets, shape, self.const_dim(row), self.const_dim(col)))
 
     def overflow(self, tile: int, tensor: int) -> None:
         """Whether some dim of a store's tile exceeds the tensor's it lands on, right-aligned (B-053), of the lists
