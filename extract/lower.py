@@ -9,6 +9,7 @@ own: shapes, offsets, windows and pages all come from the plan terms.
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable
 from dataclasses import replace
@@ -173,13 +174,11 @@ class Lowerer:
         self.facts = facts or (lambda _name: [])
         self.consumed: dict[int, Var | None] = {}  # id(store statement) -> the last per-page store var
         self.decode = TermDecoder(enc)
-        self.vars: dict[int, Var] = {}
         # original variables the reference would have rebuilt: every load's and store's result, and every
         # value computed from a rebuilt one (B-040, B-054, B-090, B-024). A rebuilt tile op is re-created
         # through the registry: its attrs are dropped and its type re-deduced, even on a 2-D function.
         self.renewed: set[int] = set()
         self.rewrote = False  # whether any statement came out different (read by the trivial path)
-        self._collect_vars()
 
     # plan op -> the method that lowers it (names, not bound methods: a lowerer must not refer to itself, or
     # it and the e-graph it reads would live until the cyclic collector runs)
@@ -198,21 +197,22 @@ class Lowerer:
     def handle(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         getattr(self, self.HANDLERS[plan.op])(s, call, plan, ctx, out)
 
-    def _collect_vars(self) -> None:
-        for p in self.fn.params:
-            self.vars[p.var.uid] = p.var
-
+    @functools.cached_property
+    def vars(self) -> dict[int, Var]:
+        """The function's variables by id, which a `Forward` plan names: collected at the first such plan."""
+        found = {p.var.uid: p.var for p in self.fn.params}
         for block in blocks(self.fn.body):
             for s in block:
                 if type(s) is AssignStmt:
-                    self.vars[s.var.uid] = s.var
+                    found[s.var.uid] = s.var
                     continue
                 if isinstance(s, ForStmt | WhileStmt):
                     for ia in s.iter_args:
-                        self.vars[ia.var.uid] = ia.var
+                        found[ia.var.uid] = ia.var
                 if isinstance(s, IfStmt | ForStmt | WhileStmt):
                     for v in s.return_vars:
-                        self.vars[v.uid] = v
+                        found[v.uid] = v
+        return found
 
     def run(self) -> Function:
         return replace(self.fn, body=tuple(self.block(self.fn.body, {})))
