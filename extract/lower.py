@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pypto_egg import diagnostics as diag
@@ -29,6 +28,7 @@ from pypto_egg.ir.expr import (
     tile_operand_types,
     type_of,
 )
+from pypto_egg.ir.node import replaced
 from pypto_egg.ir.ops import REGISTRY, deduce_type, make_call
 from pypto_egg.ir.rebuild import Ctx, carry, if_results, retyped, substitute, with_operands
 from pypto_egg.ir.span import Span
@@ -215,7 +215,7 @@ class Lowerer:
         return found
 
     def run(self) -> Function:
-        return replace(self.fn, body=tuple(self.block(self.fn.body, {})))
+        return replaced(self.fn, body=tuple(self.block(self.fn.body, {})))
 
     # ------------------------------------------------------------ blocks
 
@@ -245,10 +245,10 @@ class Lowerer:
             for x in s.stmts:
                 self.stmt(x, ctx, out)
         elif isinstance(s, ScopeStmt):
-            out.append(replace(s, body=tuple(self.block(s.body, ctx))))
+            out.append(replaced(s, body=tuple(self.block(s.body, ctx))))
         elif isinstance(s, YieldStmt | ReturnStmt):
             vals = tuple([substitute(v, ctx) for v in s.values])
-            out.append(s if all(map(operator.is_, vals, s.values)) else replace(s, values=vals))
+            out.append(s if all(map(operator.is_, vals, s.values)) else replaced(s, values=vals))
         elif isinstance(s, IfStmt):
             self.if_stmt(s, ctx, out)
         elif isinstance(s, ForStmt):
@@ -259,7 +259,7 @@ class Lowerer:
             out.append(s)
         elif isinstance(s, AssertStmt):
             cond = substitute(s.condition, ctx)
-            out.append(s if cond is s.condition else replace(s, condition=cond))
+            out.append(s if cond is s.condition else replaced(s, condition=cond))
         else:
             raise diag.internal(f"unknown statement {type(s).__name__}")
 
@@ -318,7 +318,7 @@ class Lowerer:
         body = tuple(self.block(s.body, body_ctx))
         rvs = tuple(retyped(rv, ia.var.type, ctx) for rv, ia in zip(s.return_vars, iter_args))
         out.append(
-            replace(s, start=start, stop=stop, step=step, iter_args=iter_args, body=body, return_vars=rvs)
+            replaced(s, start=start, stop=stop, step=step, iter_args=iter_args, body=body, return_vars=rvs)
         )
 
     def while_stmt(self, s: WhileStmt, ctx: Ctx, out: list[Stmt]) -> None:
@@ -327,7 +327,7 @@ class Lowerer:
         cond = substitute(s.condition, body_ctx)
         body = tuple(self.block(s.body, body_ctx))
         rvs = tuple(retyped(rv, ia.var.type, ctx) for rv, ia in zip(s.return_vars, iter_args))
-        out.append(replace(s, condition=cond, iter_args=iter_args, body=body, return_vars=rvs))
+        out.append(replaced(s, condition=cond, iter_args=iter_args, body=body, return_vars=rvs))
 
     # ------------------------------------------------------------ emission helpers
 
@@ -380,7 +380,7 @@ class Lowerer:
         the registry does not carry (its type is the one the reference deduced and printed already), and
         with the MemRef its deduction states (an in-place op writes its operand's buffer)."""
         self.mark(s)
-        value = call if not call.attrs or call.op == "tile.load" else replace(call, attrs=())
+        value = call if not call.attrs or call.op == "tile.load" else replaced(call, attrs=())
         self.rewrote |= value is not call
         if isinstance(s, EvalStmt):
             return s if value is call else EvalStmt(value, s.span)
@@ -391,8 +391,8 @@ class Lowerer:
             self.rewrote = True
             v = Var(s.var.name, retile(old, memref=memref), s.var.span)
             ctx[s.var.uid] = v
-            return AssignStmt(v, replace(value, type=v.type), s.span)
-        return s if value is call else replace(s, value=value)
+            return AssignStmt(v, replaced(value, type=v.type), s.span)
+        return s if value is call else replaced(s, value=value)
 
     def rebuilt(self, call: Call) -> bool:
         """Would the reference re-create this call: a load or store always, any other op when it reads a

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pypto_egg.diagnostics import internal, where
 from pypto_egg.ir.expr import Call, ConstBool, Expr, MakeTuple, Var, type_of
+from pypto_egg.ir.node import replaced
 from pypto_egg.ir.ops import make_call
 from pypto_egg.ir.rebuild import Ctx, carry, substitute, with_operands
 from pypto_egg.ir.stmt import AssignStmt, Function, Stmt
@@ -56,9 +56,9 @@ class MatmulLowerer(Lowerer):
         kwargs = (*call.kwargs, ("target_memory", MemorySpace.Mat))
         var_t = s.var.type
         assert isinstance(var_t, TileType)
-        mat_s = replace(s, var=Var(s.var.name, retile(var_t, memory=MemorySpace.Mat), s.var.span, s.var.uid))
+        mat_s = replaced(s, var=Var(s.var.name, retile(var_t, memory=MemorySpace.Mat), s.var.span, s.var.uid))
         before = len(out)
-        self.handle(mat_s, replace(call, kwargs=kwargs), inner, ctx, out)
+        self.handle(mat_s, replaced(call, kwargs=kwargs), inner, ctx, out)
         if isinstance(s, AssignStmt) and s.var.uid in ctx:
             ctx[s.var.uid] = next(x.var for x in reversed(out[before:]) if isinstance(x, AssignStmt))
 
@@ -68,7 +68,7 @@ class MatmulLowerer(Lowerer):
         value = make_call(
             call.op, (self.tuple_of(plan.args[0], call), *call.args[1:]), kwargs, call.attrs, call.span
         )
-        self.bind(s, replace(value, type=carry(value.type, s.var.type if isinstance(s, AssignStmt) else value.type)),
+        self.bind(s, replaced(value, type=carry(value.type, s.var.type if isinstance(s, AssignStmt) else value.type)),
                   ctx, out)  # fmt: skip
 
     def packed_drain(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
@@ -234,7 +234,7 @@ class _BmmPages:
                 )
             elif mode == "acc-fast":
                 args = (self.acc, lp, rp) if self.init is None else (self.acc, lp, rp, self.init)
-                value = self.low.recreate(replace(self.call, op="tile.matmul_acc"), args, self.s)  # type: ignore[arg-type]
+                value = self.low.recreate(replaced(self.call, op="tile.matmul_acc"), args, self.s)  # type: ignore[arg-type]
                 self.last = self.low.bind(self.s, value, self.ctx, self.out)
             elif mode in ("packed-producer", "acc-cols"):
                 cond: Expr | None = ConstBool(True, span) if mode == "packed-producer" else self.init

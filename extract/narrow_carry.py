@@ -12,12 +12,13 @@ and re-types the body through the ops' own deductions.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from pypto_egg import diagnostics as diag
 from pypto_egg.errors import TypeDeductionError
 from pypto_egg.ir.expr import Call, ConstInt, Expr, MakeTuple, Var, free_vars, static_int, type_of
 from pypto_egg.ir.extents import Proof, prove_le
+from pypto_egg.ir.node import replaced
 from pypto_egg.ir.ops import REGISTRY, make_call
 from pypto_egg.ir.rebuild import Ctx, if_results, retyped, substitute
 from pypto_egg.ir.span import Span
@@ -89,7 +90,7 @@ def narrow_acc_carries(fn: Function, decide: Decide) -> Function:
     }
     narrower = _Narrower(creates, decide)
     body = narrower.block(fn.body, {})
-    return replace(fn, body=tuple(body)) if narrower.changed else fn
+    return replaced(fn, body=tuple(body)) if narrower.changed else fn
 
 
 def _carries(body: tuple[Stmt, ...]) -> bool:
@@ -208,17 +209,17 @@ class _Narrower:
         elif isinstance(s, SeqStmts):
             out.extend(self.block(s.stmts, ctx))
         elif isinstance(s, ScopeStmt):
-            out.append(replace(s, body=tuple(self.block(s.body, ctx))))
+            out.append(replaced(s, body=tuple(self.block(s.body, ctx))))
         elif isinstance(s, IfStmt):
             self.if_stmt(s, ctx, out)
         elif isinstance(s, ForStmt | WhileStmt):
             self.loop(s, ctx, out)
         elif isinstance(s, YieldStmt | ReturnStmt):
             values = tuple(substitute(v, ctx) for v in s.values)
-            out.append(s if same(values, s.values) else replace(s, values=values))
+            out.append(s if same(values, s.values) else replaced(s, values=values))
         elif isinstance(s, AssertStmt):
             cond = substitute(s.condition, ctx)
-            out.append(s if cond is s.condition else replace(s, condition=cond))
+            out.append(s if cond is s.condition else replaced(s, condition=cond))
         else:
             out.append(s)
 
@@ -279,11 +280,13 @@ class _Narrower:
         if isinstance(s, ForStmt):
             start, stop, step = (substitute(x, ctx) for x in (s.start, s.stop, s.step))
             out.append(
-                replace(s, start=start, stop=stop, step=step, iter_args=iter_args, body=body, return_vars=rvs)
+                replaced(
+                    s, start=start, stop=stop, step=step, iter_args=iter_args, body=body, return_vars=rvs
+                )
             )
         else:
             cond = substitute(s.condition, body_ctx)
-            out.append(replace(s, condition=cond, iter_args=iter_args, body=body, return_vars=rvs))
+            out.append(replaced(s, condition=cond, iter_args=iter_args, body=body, return_vars=rvs))
 
     def iter_args(self, iter_args: tuple[IterArg, ...], ctx: Ctx) -> tuple[IterArg, ...]:
         """A carry whose init was re-typed (an earlier loop's narrowed result) is re-minted at the new type."""

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from pypto_egg.ir import expr, stmt, types
-from pypto_egg.ir.node import fast_init
+from pypto_egg.ir.node import fast_init, replaced
 
 _counter = itertools.count()
 
@@ -96,3 +96,24 @@ def _copy_of_plain() -> type:
             default=f.default, default_factory=f.default_factory, init=f.init, compare=f.compare
         )
     return type("Copy", (), ns)
+
+
+def test_replaced_matches_dataclasses_replace_and_keeps_the_node_frozen() -> None:
+    fast: Any = fast_init(dataclass(frozen=True, slots=True)(_copy_of_plain()))
+    node = fast(1, "x", [3], 9)
+    for changes in ({}, {"a": 2}, {"b": "y", "c": [4]}, {"d": 11}):
+        got, want = replaced(node, **changes), dataclasses.replace(node, **changes)
+        assert type(got) is type(node) and got == want and got is not node
+        assert [getattr(got, f.name) for f in dataclasses.fields(got)] == [
+            getattr(want, f.name) for f in dataclasses.fields(want)
+        ]
+    assert replaced(node, b="z").c is node.c  # the other fields as they are, no factory re-run
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        replaced(node, a=3).a = 4  # type: ignore[misc]
+    with pytest.raises(TypeError, match="no field 'z'"):
+        replaced(node, z=1)
+    # an IR node, and a class without the fast constructor (dataclasses.replace does it)
+    v = expr.Var("x", types.ScalarType(types.DataType.INT64))
+    s = stmt.AssignStmt(v, expr.ConstInt(1))
+    assert replaced(s, value=expr.ConstInt(2)) == dataclasses.replace(s, value=expr.ConstInt(2))
+    assert replaced(_Plain(1), b="q") == dataclasses.replace(_Plain(1), b="q")

@@ -7,7 +7,6 @@ The registry is the only global of the package; it is filled once, when this mod
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from ..errors import TypeDeductionError
@@ -30,6 +29,7 @@ from .deduce_matmul import (
 )
 from .expr import BinOp, Call, ConstInt, Expr, exprs_equal, static_int, type_of
 from .extents import window_valid
+from .node import replaced
 from .registry import REGISTRY, Kwargs, OpDef, OutputMemory, register
 from .signatures import SIGNATURES
 from .span import Span
@@ -364,7 +364,7 @@ def _slice(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
     else:
         view = TileView(valid_shape=valid or None, blayout=_implicit_column_layout(shape))
     if isinstance(kw.get("pad_value"), PadValue) and kw["pad_value"] is not PadValue.null:
-        view = replace(view, pad=kw["pad_value"])
+        view = replaced(view, pad=kw["pad_value"])
     return make_tile_type(shape, t.dtype, None, view)
 
 
@@ -372,7 +372,7 @@ def _assemble(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
     """The target's type, its view spelled out (an implicit Mat target keeps its NZ layout)."""
     t = _tile(op, args, 0, "target")
     _tile(op, args, 1, "source")
-    return make_tile_type(t.shape, t.dtype, t.memory, replace(effective_view(t), valid_shape=t.valid_shape))
+    return make_tile_type(t.shape, t.dtype, t.memory, replaced(effective_view(t), valid_shape=t.valid_shape))
 
 
 def _read(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
@@ -407,7 +407,7 @@ def _set_validshape(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
     t = _tile(op, args, 0, "tile")
     if t.rank != 2:
         raise TypeDeductionError(f"{op}: only 2-D tiles, got {fmt_shape(t.shape)}")
-    view = replace(effective_view(t), valid_shape=(args[1], args[2]))
+    view = replaced(effective_view(t), valid_shape=(args[1], args[2]))
     return make_tile_type(t.shape, t.dtype, None, view, t.memref)
 
 
@@ -450,7 +450,7 @@ def _fillpad(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
     """The padded tile; the in-place form writes (and so names) its operand's buffer."""
     t = _tile(op, args, 0, "tile")
     pad = kw.get("pad_value", PadValue.zero)
-    view = replace(_inherited(t, None), pad=pad if isinstance(pad, PadValue) else PadValue.zero)
+    view = replaced(_inherited(t, None), pad=pad if isinstance(pad, PadValue) else PadValue.zero)
     return make_tile_type(t.shape, t.dtype, t.memory, view, t.memref)
 
 

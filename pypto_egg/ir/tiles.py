@@ -3,10 +3,10 @@ stores. These read the dimensions' values (ir.expr), so they sit above both the 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from .expr import exprs_equal, static_int
+from .node import replaced
 from .types import CompactMode, DataType, MemorySpace, MemRef, PadValue, Shape, TileLayout, TileType, TileView
 
 
@@ -104,7 +104,7 @@ def printed_view(shape: Shape, memory: MemorySpace | None, view: TileView | None
     return canonical_view(
         tuple(shape),
         memory,
-        replace(view, blayout=view.blayout or b, slayout=view.slayout or s, fractal=view.fractal or f),
+        replaced(view, blayout=view.blayout or b, slayout=view.slayout or s, fractal=view.fractal or f),
     )
 
 

@@ -9,7 +9,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pypto_egg.extract.failures import failure
@@ -23,6 +23,7 @@ from ..egraph.resident import run_on_owner
 from ..errors import PassError
 from ..extract.cost import CostModel
 from ..extract.narrow_carry import narrow_acc_carries
+from ..ir.node import replaced
 from ..ir.stmt import Function, Program
 from ..ir.walk import walk_calls
 from .preconditions import check_preconditions
@@ -114,7 +115,7 @@ class FlattenTileNdTo2D:
         functions = tuple(out[i] for i in range(len(program.functions)))
         if all(a is b for a, b in zip(functions, program.functions)):
             return program
-        result = replace(program, functions=functions)
+        result = replaced(program, functions=functions)
         if self.verify:
             verify_tile_ops_2d(result, checked)
         return result
