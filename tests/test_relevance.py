@@ -5,20 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-from hypothesis import given, settings
-
-import pypto_egg.language as pl
-from pypto_egg import ir
 from pypto_egg.egraph.relevance import relevant_rules
 from pypto_egg.egraph.rules import RuleFile, shipped_rule_files
 from pypto_egg.extract.lower_matmul import MatmulLowerer
-from pypto_egg.passes.flatten import FlattenTileNdTo2D
-
-from corpus import PROGRAMS
-from test_flatten_hypothesis import batch_matmul_programs, programs
-
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 RULES = """(relation A (i64))
 (relation B (i64))
@@ -113,51 +102,6 @@ def test_the_pass_leaves_out_the_rules_that_build_terms_only_explain_reads():
     assert '"build-ovar"' not in text and '"build-generic"' in text and "(constructor OCons " not in text
     assert full.facts == seed and plans.facts is not None and "OpndVarRow" not in plans.facts
     assert "GenericRow" in plans.facts and plans.kept < full.kept
-
-
-def outcome(program: ir.Program, prune: bool, strategy: str = "reference") -> ir.Program | str:
-    """The pass's answer (interpreted before and after on random inputs: `validate`), or its error."""
-    try:
-        return FlattenTileNdTo2D(prune_rules=prune, strategy=strategy, validate=True)(program)
-    except Exception as e:
-        return f"{type(e).__name__}: {e}"
-
-
-def assert_same_with_and_without_pruning(program: ir.Program, strategy: str = "reference") -> None:
-    pruned, full = outcome(program, True, strategy), outcome(program, False, strategy)
-    if isinstance(pruned, str) or isinstance(full, str):
-        assert pruned == full
-    else:
-        ir.assert_structural_equal(pruned, full)
-
-
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_pruned_rules_give_every_corpus_program_the_full_rules_answer(name):
-    try:
-        program = pl.parse(PROGRAMS[name])
-    except Exception:  # the corpus also holds programs the reader rejects
-        return
-    assert_same_with_and_without_pruning(program)
-
-
-@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.py")), ids=lambda p: p.stem)
-@pytest.mark.parametrize("strategy", ["reference", "optimal"])
-def test_pruned_rules_give_every_example_the_full_rules_answer(path, strategy):
-    for program in pl.parse_all(path.read_text()):
-        assert_same_with_and_without_pruning(program, strategy)
-
-
-@settings(max_examples=40, deadline=None)
-@given(programs())
-def test_pruned_rules_give_generated_programs_the_full_rules_answer(case):
-    assert_same_with_and_without_pruning(case[0])
-
-
-@settings(max_examples=30, deadline=None)
-@given(batch_matmul_programs())
-def test_pruned_rules_give_generated_batched_matmuls_the_full_rules_answer(before):
-    assert_same_with_and_without_pruning(before)
-    assert_same_with_and_without_pruning(before, "optimal")
 
 
 def test_the_lowering_names_every_relation_it_reads():

@@ -1,12 +1,8 @@
 """Statements that ask the e-graph the same question share one request (Encoding.share_requests), and that never
-changes an answer: the plans, the lowered program and its meaning are those of one request per statement."""
+changes an answer: the plans, the lowered program and its meaning are those of one request per statement (over
+the corpus, the examples and generated programs: tests/test_pass_options.py)."""
 
 from __future__ import annotations
-
-from pathlib import Path
-
-import pytest
-from hypothesis import given, settings
 
 import pypto_egg.language as pl
 from pypto_egg import ir
@@ -17,9 +13,6 @@ from pypto_egg.passes.flatten import FlattenTileNdTo2D
 
 from corpus import PROGRAMS
 from helpers import check_meaning
-from test_flatten_hypothesis import batch_matmul_programs, programs
-
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 # two kernels of repeated element-wise ops on one shape, their loads and stores alike but for the tensors
 REPEATED = """
@@ -52,22 +45,6 @@ class P:
 def run(program: ir.Program, share: bool, reads: frozenset[str] | None = MatmulLowerer.FACTS) -> EGraphRun:
     names = [f.name for f in program.functions if f.type.is_incore]
     return EGraphRun(program, names, "Ascend910B", reads=reads, share_requests=share)
-
-
-def outcome(program: ir.Program, share: bool, strategy: str = "reference") -> ir.Program | str:
-    """The pass's answer (interpreted before and after on random inputs: `validate`), or its error."""
-    try:
-        return FlattenTileNdTo2D(share_requests=share, strategy=strategy, validate=True)(program)
-    except Exception as e:
-        return f"{type(e).__name__}: {e}"
-
-
-def assert_same_shared_or_not(program: ir.Program, strategy: str = "reference") -> None:
-    shared, own = outcome(program, True, strategy), outcome(program, False, strategy)
-    if isinstance(shared, str) or isinstance(own, str):
-        assert shared == own
-    else:
-        ir.assert_structural_equal(shared, own)
 
 
 def test_every_fact_relation_is_a_request_or_has_its_statement_columns_listed():
@@ -120,32 +97,3 @@ def test_a_statement_another_row_names_keeps_its_own_request():
     with run(bmm, True) as eg:
         bases = {r[2] for r in eg.encoding.rows["BmmBaseRow"] if r[2] >= 0}
         assert bases and not bases & set(eg.encoding.shared)
-
-
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_shared_requests_give_every_corpus_program_the_same_answer(name):
-    try:
-        program = pl.parse(PROGRAMS[name])
-    except Exception:  # the corpus also holds programs the reader rejects
-        return
-    assert_same_shared_or_not(program)
-
-
-@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.py")), ids=lambda p: p.stem)
-@pytest.mark.parametrize("strategy", ["reference", "optimal"])
-def test_shared_requests_give_every_example_the_same_answer(path, strategy):
-    for program in pl.parse_all(path.read_text()):
-        assert_same_shared_or_not(program, strategy)
-
-
-@settings(max_examples=60, deadline=None)
-@given(programs())
-def test_shared_requests_give_generated_programs_the_same_answer(case):
-    assert_same_shared_or_not(case[0])
-
-
-@settings(max_examples=30, deadline=None)
-@given(batch_matmul_programs())
-def test_shared_requests_give_generated_batched_matmuls_the_same_answer(before):
-    assert_same_shared_or_not(before)
-    assert_same_shared_or_not(before, "optimal")
