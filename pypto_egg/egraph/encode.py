@@ -273,23 +273,32 @@ class Encoding:
         """State the list's ListRow, and that of every list the rules reach from it through Init and Rev: its
         prefixes (Init, Init of Init, ..., each with its reversal) and its reversal. A reversal's own prefixes
         are not stated (`prefixes` false): no rule asks for them, and one that did would have shape.egg walk them
-        to the same answer."""
-        if not ids:  # (the empty list's length is stated in rules/encode.egg)
-            return i
-        if i not in self._listed:
-            self._listed.add(i)
-            init = self._list(ids[:-1])
-            rev = self._list(ids[::-1])
-            lead = prod = -1
-            if values is not None:
-                lead = self.const_dim(math.prod(values[:-1]))
-                prod = self.const_dim(math.prod(values))
-            self.rows["ListRow"].append((i, len(ids), ids[-1], init, rev, lead, prod))
-            self._measured(rev, ids[::-1], values[::-1] if values is not None else None, prefixes=False)
-        if prefixes and i not in self._prefixed:
+        to the same answer. (One prefix after another, longest first, each with its reversal.)"""
+        first = i
+        while ids:
+            if i not in self._listed:
+                rev = self._list_row(i, ids, values)
+                if rev not in self._listed:
+                    self._list_row(rev, ids[::-1], values[::-1] if values is not None else None)
+            if not prefixes or i in self._prefixed:
+                break
             self._prefixed.add(i)
-            self._measured(self._list(ids[:-1]), ids[:-1], values[:-1] if values is not None else None)
-        return i
+            ids = ids[:-1]
+            values = values[:-1] if values is not None else None
+            i = self._list(ids)
+        return first
+
+    def _list_row(self, i: int, ids: tuple[int, ...], values: tuple[int, ...] | None) -> int:
+        """The ListRow of list `i`; the id of its reversal."""
+        self._listed.add(i)
+        init = self._list(ids[:-1])
+        rev = self._list(ids[::-1])
+        lead = prod = -1
+        if values is not None:
+            lead = self.const_dim(math.prod(values[:-1]))
+            prod = self.const_dim(math.prod(values))
+        self.rows["ListRow"].append((i, len(ids), ids[-1], init, rev, lead, prod))
+        return rev
 
     def contiguity(self, valid: int, dims: int) -> None:
         """Whether a request's valid box is row-major contiguous over the dims it is read from or written into
