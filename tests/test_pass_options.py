@@ -1,6 +1,6 @@
 """The pass's options that only make it cheaper never change an answer: loading only the rules a program's facts
 could fire (`prune_rules`, egraph/relevance.py), and one request for the statements that ask the same question
-(`share_requests`, Encoding.share_requests). Each is turned off against the same programs: the corpus, the
+(`share_requests`, egraph/shared_requests.py). Each is turned off against the same programs: the corpus, the
 examples in both strategies, and generated programs, whose outputs the pass's `validate` interprets before and
 after."""
 

@@ -1,4 +1,4 @@
-"""Statements that ask the e-graph the same question share one request (Encoding.share_requests), and that never
+"""Statements that ask the e-graph the same question share one request (egraph/shared_requests.py), and that never
 changes an answer: the plans, the lowered program and its meaning are those of one request per statement (over
 the corpus, the examples and generated programs: tests/test_pass_options.py)."""
 
@@ -7,7 +7,8 @@ from __future__ import annotations
 import pypto_egg.language as pl
 from pypto_egg import ir
 from pypto_egg.egraph import EGraphRun
-from pypto_egg.egraph.encode import RELATIONS, REQUEST_RELATIONS, STATEMENT_COLUMNS
+from pypto_egg.egraph.encode import RELATIONS
+from pypto_egg.egraph.shared_requests import REQUEST_RELATIONS, STATEMENT_COLUMNS
 from pypto_egg.extract.lower_matmul import MatmulLowerer
 from pypto_egg.passes.flatten import FlattenTileNdTo2D
 

@@ -58,30 +58,6 @@ def _stored_format(rel: str) -> tuple[str, bool]:
 _STORED_FORMATS = {rel: _stored_format(rel) for rel in _LAYOUT.relations if rel in RELATIONS}
 
 
-# a statement's request: the one row the rules read it by, its statement id first
-REQUEST_RELATIONS = (
-    "LoadRow",
-    "StoreRow",
-    "AllocRow",
-    "AssembleRow",
-    "ReshapeRow",
-    "TransposeRow",
-    "GenericRow",
-)
-# the other relations, each with the columns of its rows that hold a statement id (none: ()); every relation of
-# rules/encode.egg is listed, so that one added later is classified before requests can be shared past it
-STATEMENT_COLUMNS: dict[str, tuple[int, ...]] = {
-    "DConstRow": (), "DSymRow": (), "DBinRow": (), "ConsRow": (), "ListRow": (), "ContigRow": (), "OverflowRow": (),
-    "ContigAskRow": (), "OverflowAskRow": (), "BcastRow": (), "FlatRow": (), "Off2DRow": (), "OpndVarRow": (),
-    "OpndIntRow": (), "OpndFloatRow": (), "OpndOtherRow": (), "CapacityRow": (), "RefRow": (), "DefRow": (),
-    "SafeRow": (), "AliasRow": (), "AccVarRow": (), "DefKindRow": (), "FractalRow": (), "ConfigRow": (),
-    "PageIndexRow": (), "MemRefRow": (), "PoisonRow": (), "NdParamRow": (),
-    "StoreGivenRow": (0,), "StmtVarRow": (0,), "BmmGeomRow": (0,), "BmmUnmeasuredRow": (0,),
-    "BmmRow": (0, 8), "BmmDimRow": (0,), "BmmBaseRow": (0, 2), "BmmLegacyRow": (0, 3), "BmmOpVarRow": (0,),
-    "BmmOutRow": (0,), "BmmAccRow": (0,), "ReadsRow": (0,), "UseKindRow": (2,), "SliceRow": (0,), "InsertRow": (0,),
-}  # fmt: skip
-
-
 def non_contiguous(valid: tuple[int, ...], dims: tuple[int, ...]) -> bool:
     """Whether a valid box is not row-major contiguous over dims (B-042, B-012d): past the leading axes of 1, the
     first other axis is the boundary and every axis after it but the last must be whole. Ranks that differ count
@@ -179,7 +155,7 @@ class Encoding:
     _listed: set[int] = field(default_factory=set)  # the lists whose ListRow is written
     _prefixed: set[int] = field(default_factory=set)  # ... and those whose prefixes' ListRows are
     _items: dict[int, tuple[int, ...]] = field(default_factory=lambda: {0: ()})  # list id -> its dim ids
-    # a statement whose request another statement's states (share_requests) -> that statement's id
+    # a statement whose request another statement's states (shared_requests.share_requests) -> that statement's id
     shared: dict[int, int] = field(default_factory=dict)
 
     # ------------------------------------------------------------ dims
@@ -520,36 +496,6 @@ class Encoding:
         shape = result.shape if isinstance(result, TileType) else ()
         operands = self.operands(call.args) if self.operand_lists else -1
         self.rows["GenericRow"].append((sid, call.op, operands, self.dims(tuple(shape))))
-
-    # ------------------------------------------------------------ shared requests
-
-    def share_requests(self, read: frozenset[str] | None) -> None:
-        """One request row for the statements that ask the same question: a statement that no row of a relation
-        in `read` (None: any) names but its request, and whose request row is another's but for the statement
-        id, takes that statement's plan (`request`). The rules tell statements apart only by the rows naming
-        them, so both would get the same plans; a kernel's repeated element-wise ops on one shape then cost
-        the e-graph one request. Run before the facts are written, on the relations the loaded rules read."""
-        named: set[int] = set()
-        for rel, columns in STATEMENT_COLUMNS.items():
-            if columns and (read is None or rel in read):
-                for r in self.rows.get(rel, ()):
-                    named.update([r[c] for c in columns])
-        for rel in REQUEST_RELATIONS:
-            rows = self.rows.get(rel)
-            if not rows or len(rows) < 2:
-                continue
-            first: dict[tuple[Any, ...], int] = {}
-            kept = []
-            for r in rows:
-                if r[0] in named:
-                    kept.append(r)
-                    continue
-                asked = first.setdefault(r[1:], r[0])
-                if asked == r[0]:
-                    kept.append(r)
-                else:
-                    self.shared[r[0]] = asked
-            self.rows[rel] = kept
 
     def request(self, sid: int) -> int:
         """The statement id the rules know a statement's request by."""

@@ -45,6 +45,7 @@ from .rules import (
     shipped_rule_files,
 )
 from .schedule_run import account_stages, record_stage, record_stages, rule_name, schedule_command
+from .shared_requests import share_requests
 from .strata import StagePlan, concern_declarations, stage_plan
 
 
@@ -149,7 +150,7 @@ class EGraphRun:
         (explain and the pictures show each statement's own; a user's rule may tell statements apart by id)."""
         t0 = time.perf_counter()
         if share:
-            self.encoding.share_requests(self.relevance.facts)
+            share_requests(self.encoding, self.relevance.facts)
         try:
             inputs = self.encoding.write_facts(self._fact_folder, self.relevance.facts)
         except BaseException:

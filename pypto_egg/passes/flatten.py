@@ -54,7 +54,7 @@ class FlattenTileNdTo2D:
     validation: ValidationReport | None = None  # what the last validated call checked
     prune_rules: bool = True  # load only the rules a program's facts could fire (egraph/relevance.py)
     cost_model: CostModel | None = None  # what extraction minimises (default: the strategy's model)
-    # statements asking the e-graph the same question share one request (Encoding.share_requests); off, each has its own
+    # statements asking the e-graph the same question share one request (egraph/shared_requests.py); off, each has its own
     share_requests: bool = True
 
     name = "FlattenTileNdTo2D"
