@@ -79,7 +79,9 @@ def test_a_program_leaves_the_resident_rules_as_loading_left_them():
     assert counts and all(resets for resets, _, _ in counts)
     for _, now, fresh in counts:
         assert now == fresh
-        assert sum(now.values()) > 0  # the loaded facts themselves (DC 0, FailOrder, ...) are back
+    # the loaded facts themselves (DC 0, FailOrder, ...) are back: on the pass's sets (the loop-carry repair's own
+    # set, resident after a test that repaired a carry, loads no facts)
+    assert any(sum(now.values()) > 0 for _, now, _ in counts)
 
 
 def test_rule_files_of_a_user_keep_push_and_pop(tmp_path):
