@@ -161,13 +161,12 @@ class Encoding:
     # ------------------------------------------------------------ dims
 
     def dim(self, e: Expr) -> int:
+        if isinstance(e, ConstInt):
+            return self.const_dim(e.value)
         key = self._dim_key(e)
         if key in self._dims:
             return self._dims[key]
-        if isinstance(e, ConstInt):
-            i = self._new_dim(key)
-            self.rows["DConstRow"].append((i, e.value))
-        elif isinstance(e, BinOp) and e.op in ARITH_OPS:
+        if isinstance(e, BinOp) and e.op in ARITH_OPS:
             lhs, rhs = self.dim(e.lhs), self.dim(e.rhs)
             i = self._new_dim(key)
             self.rows["DBinRow"].append((i, e.op, lhs, rhs))
