@@ -18,6 +18,7 @@ from ..extract import ClassId, EGraphView, Extraction, Term, extract_roots
 from ..extract.cost import CostModel, DefaultCostModel, OptimalCostModel
 from ..extract.graph import StoredRelations
 from ..ir.stmt import Program
+from . import shared_requests
 from .encode import Encoding
 from .encoder import encode_functions
 from .fact_folder import FactFolder
@@ -45,7 +46,6 @@ from .rules import (
     shipped_rule_files,
 )
 from .schedule_run import account_stages, record_stage, record_stages, rule_name, schedule_command
-from .shared_requests import share_requests
 from .strata import StagePlan, concern_declarations, stage_plan
 
 
@@ -150,7 +150,7 @@ class EGraphRun:
         (explain and the pictures show each statement's own; a user's rule may tell statements apart by id)."""
         t0 = time.perf_counter()
         if share:
-            share_requests(self.encoding, self.relevance.facts)
+            shared_requests.share_requests(self.encoding, self.relevance.facts)
         try:
             inputs = self.encoding.write_facts(self._fact_folder, self.relevance.facts)
         except BaseException:
