@@ -428,10 +428,15 @@ class Lowerer:
     def load_type(self, s: Stmt, call: Call, shape: Term | Any, valid: Term | Any) -> TileType:
         old = s.var.type if isinstance(s, AssignStmt) else call.type
         assert isinstance(old, TileType)
-        flat = self.decode.dims(shape)
+        flat, valid_dims = self.decode.dims(shape), self.decode.dims(valid)
+        whole = valid_dims is flat or (
+            len(valid_dims) == len(flat) and all(map(exprs_equal, valid_dims, flat))
+        )
+        if old.view is None and whole:  # the implicit view, which a type in canonical form omits
+            return TileType(flat, old.dtype, old.memory, None, old.memref)
         # a view the N-D tile had keeps its layouts; without one the tile has the implicit view of its 2-D shape
         base = old.view or implicit_view(flat, old.memory)
-        view = TileView(valid_shape=self.decode.dims(valid), blayout=base.blayout, slayout=base.slayout,
+        view = TileView(valid_shape=valid_dims, blayout=base.blayout, slayout=base.slayout,
                         fractal=base.fractal, pad=base.pad, compact=base.compact)  # fmt: skip
         return make_tile_type(flat, old.dtype, old.memory, view, old.memref)
 

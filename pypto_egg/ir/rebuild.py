@@ -45,6 +45,8 @@ def substitute(e: Expr, ctx: Ctx) -> Expr:
     if type(e) in _LEAVES:
         return e
     if type(e) is MakeTuple:
+        if _LEAVES.issuperset(map(type, e.elements)):  # (offsets and shapes: constants, mostly)
+            return e
         elems = tuple([substitute(x, ctx) for x in e.elements])
         return e if all(map(operator.is_, elems, e.elements)) else MakeTuple(elems, e.span)
     if type(e) is Call:
