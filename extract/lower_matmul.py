@@ -73,7 +73,7 @@ class MatmulLowerer(Lowerer):
 
     def packed_drain(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         """A packed accumulator drains page by page straight out of L0C (B-175)."""
-        sid = self.enc.request(self.enc.stmt_ids[id(s)])
+        sid = self.enc.request(s)
         pages = sorted((r[1], r[2], r[3], r[4]) for r in self.facts("DrainPage") if r[0] == sid)
         acc = substitute(call.args[0], ctx)
         tensor = substitute(call.args[2], ctx)
@@ -99,7 +99,7 @@ class MatmulLowerer(Lowerer):
 
     def row_drain(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         """A row-packed accumulator drains one [R, C] window per store, at logical row o0 + b*R (B-184)."""
-        sid = self.enc.request(self.enc.stmt_ids[id(s)])
+        sid = self.enc.request(s)
         rr, cc = as_int(plan.args[0]), as_int(plan.args[1])
         pages = sorted((r[1], r[2], r[3]) for r in self.facts("RowDrainPage") if r[0] == sid)
         acc, tensor = substitute(call.args[0], ctx), substitute(call.args[2], ctx)
@@ -140,7 +140,7 @@ class _BmmPages:
     ) -> None:
         self.low, self.s, self.call, self.ctx, self.out = low, s, call, ctx, out
         self.mode, self.routes = str(plan.args[0]), (as_int(plan.args[1]), as_int(plan.args[2]))
-        sid = self.sid = low.enc.request(low.enc.stmt_ids[id(s)])
+        sid = self.sid = low.enc.request(s)
         self.info = low.enc.bmm[sid]
         self.span = call.span
 

@@ -496,8 +496,9 @@ class Encoding:
         operands = self.operands(call.args) if self.operand_lists else -1
         self.rows["GenericRow"].append((sid, call.op, operands, self.dims(tuple(shape))))
 
-    def request(self, sid: int) -> int:
-        """The statement id the rules know a statement's request by."""
+    def request(self, s: Stmt) -> int:
+        """The statement id the rules know statement `s`'s request by (another's, where the two share one)."""
+        sid = self.stmt_ids[id(s)]
         return self.shared.get(sid, sid)
 
     # ------------------------------------------------------------ files

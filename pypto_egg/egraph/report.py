@@ -14,9 +14,8 @@ class RunReport:
     function: str
     rule_files: list[str] = field(default_factory=list)
     statements: int = 0
-    requests: int = (
-        0  # the statements' distinct requests (EGraphRun shares a request among statements asking alike)
-    )
+    # the statements' distinct requests (EGraphRun shares a request among statements asking alike)
+    requests: int = 0
     facts: int = 0
     rules_loaded: int = 0  # the rules these facts could fire (egraph/relevance.py); -1: every rule
     _stages: list[tuple[list[str], int]] = field(default_factory=list)  # rulesets, iterations
