@@ -61,9 +61,34 @@ def test_every_rule_file_with_rules_checks_itself():
         assert (path.name in CHECKED) == has_rules, path.name
     assert sorted(set(p.name for p in rules_dir().glob("*.egg")) - set(CHECKED)) == [
         "flatten.egg",
+        "rulesets.egg",
         "schedule.egg",
         "sorts.egg",
     ]
+
+
+def test_plain_egglog_runs_the_rules_as_written(monkeypatch):
+    """rules/flatten.egg, then rules/schedule.egg, in plain egglog: its includes resolved from the working
+    directory (egglog's own way), every file's self-checks run where the file is included, each between push
+    and pop, and the schedule runs on what they leave: the files are the pass as written, nothing rewritten."""
+    monkeypatch.chdir(rules_dir())
+    eg = eb.EGraph()
+    for name in ("flatten.egg", "schedule.egg"):
+        eg.run_program(*eg.parse_program(Path(name).read_text(), filename=name))
+    # the checks left nothing behind: the statement ids they used have no plan
+    assert eg.run_program(*eg.parse_program("(fail (check (Chose 1 p)))")) is not None
+
+
+def test_plain_egglog_reports_a_failing_self_check(monkeypatch, tmp_path):
+    """A self-check that does not hold stops the plain run with egglog's error, naming the check."""
+    for rf in rules_dir().glob("*.egg"):
+        (tmp_path / rf.name).write_text(rf.read_text())
+    shape = tmp_path / "shape.egg"
+    shape.write_text(shape.read_text().replace("(check (= (Len $s3) 3))", "(check (= (Len $s3) 4))"))
+    monkeypatch.chdir(tmp_path)
+    eg = eb.EGraph()
+    with pytest.raises(eb.EggSmolError, match=r"Len \$s3"):
+        eg.run_program(*eg.parse_program((tmp_path / "flatten.egg").read_text(), filename="flatten.egg"))
 
 
 @pytest.mark.parametrize("name", CHECKED)
