@@ -249,3 +249,86 @@ def test_b200_the_rules_decide_which_carries_are_reseeded(monkeypatch):
     monkeypatch.setattr(narrowing, "decide_reseeds", lambda carries, fractal: [None] * len(carries))
     text = python_print(flatten(carry_program(MATMUL), scalars={"v": 37}))
     assert "acc_narrowed" not in text
+
+
+FLAT_OUT = ND_PARAMS.replace(
+    "pl.Out[pl.Tensor[[1, 64, 256], pl.INT32]]", "pl.Out[pl.Tensor[[64, 256], pl.INT32]]"
+)
+NARROWED_ROWS = "valid_shape=[pl.min(v, pl.const(64, pl.INDEX)), 256]"
+# where the repaired carry's value flows after its loop, and the variable the store then reads
+AFTER_THE_LOOP = {
+    "a reshape": ("flat = pl.tile.reshape(r, [64, 256])\nout = pl.store(flat, [0, 0], out)", ["flat"]),
+    "a bare alias, then a reshape": (
+        "z = r\nflat = pl.tile.reshape(z, [64, 256])\nout = pl.store(flat, [0, 0], out)", ["z", "flat"]),
+    "a second loop that carries it": (
+        "for j, (g,) in pl.range(2, init_values=(r,)):\n    q = pl.yield_(g)\nout = pl.store(q, [0, 0], out)",
+        ["q"]),
+    "a reshape inside a second loop": (
+        "for j, (g,) in pl.range(2, init_values=(r,)):\n    g2 = pl.tile.reshape(g, [64, 256])\n"
+        "    q = pl.yield_(g2)\nflat = pl.tile.reshape(q, [64, 256])\nout = pl.store(flat, [0, 0], out)",
+        ["g2", "q", "flat"]),
+    "a reshape to other rows": (
+        "flat = pl.tile.reshape(r, [1, 64, 256])\nout = pl.store(flat, [0, 0, 0], out)", ["flat"]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("where", sorted(AFTER_THE_LOOP))
+def test_b201_the_narrowed_rows_follow_the_carry_wherever_its_value_flows(where, monkeypatch):
+    """§Q: the def-use closure of a repaired carry is re-typed through the ops' own deductions, after the loop
+    too: an alias, a later loop's carry, and tile.reshape, whose deduction maps the valid shape as the
+    reference's does (ComputeReshapeValidShape), so the store reads the narrowed rows, not the full box."""
+    tail, names = AFTER_THE_LOOP[where]
+    out_shape = "[1, 64, 256]" if "[1, 64, 256]" in tail else "[64, 256]"
+    params = FLAT_OUT if out_shape == "[64, 256]" else ND_PARAMS
+    before = pl.parse(wrap(ND_SEED.replace("out = pl.store(r, [0, 0, 0], out)", tail), params,
+                           f"pl.Tensor[{out_shape}, pl.INT32]"))  # fmt: skip
+    monkeypatch.setenv("PYPTO_EGG_VALIDATE", "0")  # the rows past v are what no mad wrote: compared below
+    after = flatten(before, meaning=False)
+    for v in (37, 64):
+        inputs = interp.random_inputs(before.function("main"), v, scalars={"v": v})
+        want, got = (interp.run(p, "main", inputs)["out"].reshape(64, 256) for p in (before, after))
+        np.testing.assert_array_equal(got[:v], want[:v])
+    typed = {
+        line.split(":")[0].strip(): line for line in python_print(after).splitlines() if ": pl.Tile[" in line
+    }
+    for name in names:
+        assert NARROWED_ROWS in typed[name], typed[name]
+
+
+@pytest.mark.parametrize(
+    ("shape", "valid", "new", "want"),
+    [
+        ([64, 256], [37, 256], [64, 256], [37, 256]),  # the same shape keeps its box
+        ([1, 64, 256], [1, 37, 256], [64, 256], [37, 256]),  # a unit axis erased (case 3)
+        ([64, 256], [37, 256], [1, 64, 256], [1, 37, 256]),  # a unit axis inserted
+        ([64, 256], [32, 256], [32, 512], [16, 512]),  # a flat prefix of whole rows (case 4)
+        ([4, 8, 16], [2, 8, 16], [64, 16], [16, 16]),
+        ([64, 256], [64, 256], [16384], [16384]),  # whole stays whole
+        ([64, 256], [0, 256], [256, 64], [0, 0]),  # empty stays empty
+    ],
+)
+def test_reshape_maps_the_valid_shape_as_the_reference_does(shape, valid, new, want):
+    from pypto_egg.ir import ConstInt
+    from pypto_egg.ir.deduce_reshape import reshape_valid
+
+    got = reshape_valid("tile.reshape", [ConstInt(d) for d in valid], [ConstInt(d) for d in shape],
+                        [ConstInt(d) for d in new], True)  # fmt: skip
+    assert [d.value for d in got] == want
+
+
+@pytest.mark.parametrize(
+    ("shape", "valid", "new", "row_major", "why"),
+    [
+        ([64, 256], [64, 100], [256, 64], True, "Dimension 1 is valid for only part"),
+        ([4, 5], [3, 5], [2, 10], True, r"no region of \[2, 10\] covers exactly"),
+        ([64, 256], [37, 256], [128, 128], False, "not stored row-major"),
+    ],
+)
+def test_a_reshape_no_box_can_describe_is_an_error_that_says_why(shape, valid, new, row_major, why):
+    from pypto_egg.errors import TypeDeductionError
+    from pypto_egg.ir import ConstInt
+    from pypto_egg.ir.deduce_reshape import reshape_valid
+
+    with pytest.raises(TypeDeductionError, match=why):
+        reshape_valid("tile.reshape", [ConstInt(d) for d in valid], [ConstInt(d) for d in shape],
+                      [ConstInt(d) for d in new], row_major)  # fmt: skip
