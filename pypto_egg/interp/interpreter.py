@@ -299,6 +299,11 @@ class _Machine:
     # ------------------------------------------------------------ statements
 
     def run_function(self, fn: Function, args: Sequence[Any]) -> list[Any]:
+        if fn.source is not None:
+            raise InterpError(
+                f"function '{fn.name}' was kept as its text (the DSL's reader cannot read it), so it cannot be "
+                f"interpreted; interpret the functions it calls instead"
+            )
         for p, a in zip(fn.params, args):
             self.bind_dyn(p.var.type, a)
             self.env[p.var.uid] = a

@@ -340,8 +340,12 @@ class _Printer:
         self.spans.append(self.current)
 
     def function(self, f: Function, depth: int) -> None:
-        self.n = Namer(definitions(f))
         self.current = f.span
+        if f.source is not None:
+            for line in f.source.splitlines():
+                self.emit(depth if line.strip() else 0, line if line.strip() else "")
+            return
+        self.n = Namer(definitions(f))
         args = []
         for p in f.params:
             name = self.n.define(p.var)

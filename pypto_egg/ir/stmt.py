@@ -192,6 +192,9 @@ class Function:
     span: Span | None = field(default=None, compare=False)
     options: tuple[tuple[str, Any], ...] = ()  # other decorator keywords (`auto_scope=False`), as written
     attrs: tuple[tuple[str, Any], ...] = ()  # `pl.func_attr({...})` at the top of the body
+    # the function's text as written (decorators included), for one the DSL's reader cannot read and the pass never
+    # has to change (parser.py): printed back verbatim; params and body are then empty
+    source: str | None = None
 
     @property
     def has_self(self) -> bool:

@@ -5,12 +5,14 @@ from __future__ import annotations
 import ast
 import linecache
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
-from ..errors import DSLError
+from ..errors import DSLError, UserError
 from ..ir.stmt import (
     DIALECTS,
+    Function,
     FunctionType,
     Program,
 )
@@ -51,24 +53,84 @@ def _decorator_options(fn: ast.FunctionDef, parser: FunctionParser) -> dict[str,
 
 
 def _parse_class(
-    cls: ast.ClassDef, ctx: Ctx, dialect: str = "pypto_egg", name_hints: NameHints | None = None
+    cls: ast.ClassDef,
+    ctx: Ctx,
+    text: str,
+    dialect: str = "pypto_egg",
+    name_hints: NameHints | None = None,
+    keep_unreadable: bool | None = None,
 ) -> Program:
-    fns: list[tuple[ast.FunctionDef, dict[str, Any]]] = []
+    """`keep_unreadable`: keep a function the reader cannot read as its text where the pass never has to change
+    it. By default only in PyPTO's dialect: PyPTO printed that text from a program it accepted, so what cannot be
+    read here is a gap of this reader, not the user's mistake; text in pypto-egg's own dialect is the user's
+    source, and each of its errors is theirs to fix."""
+    keep = dialect != "pypto_egg" if keep_unreadable is None else keep_unreadable
+    fns: list[tuple[ast.FunctionDef, dict[str, Any] | UserError]] = []
     signatures: dict[str, tuple[Type, ...]] = {}
     parser = FunctionParser(ctx, signatures, name_hints)
     for item in cls.body:
         if isinstance(item, ast.FunctionDef):
-            options = _decorator_options(item, parser)
-            if options is None:
-                ctx.error(item, f"method '{item.name}' needs a @pl.function decorator")
+            try:
+                options = _decorator_options(item, parser)
+                if options is None:
+                    ctx.error(item, f"method '{item.name}' needs a @pl.function decorator")
+                if item.returns is None:
+                    signatures[item.name] = ()
+                else:
+                    rt = parser.type(item.returns, {})
+                    signatures[item.name] = rt.types if isinstance(rt, TupleType) else (rt,)
+            except UserError as e:
+                fns.append((item, e))
+                continue
             fns.append((item, options))
-            if item.returns is None:
-                signatures[item.name] = ()
-            else:
-                rt = parser.type(item.returns, {})
-                signatures[item.name] = rt.types if isinstance(rt, TupleType) else (rt,)
-    functions = tuple(parser.function(fn, options) for fn, options in fns)
+    functions = tuple(_function(parser, fn, options, text, keep) for fn, options in fns)
     return Program(cls.name, functions, ctx.span(cls), dialect)
+
+
+def _function(
+    parser: FunctionParser, fn: ast.FunctionDef, options: dict[str, Any] | UserError, text: str, keep: bool
+) -> Function:
+    """A function read into IR; with `keep`, one the reader cannot read is kept as its text where the pass never
+    has to change it (not an InCore function, or one `_never_flattened`), and its error is raised where it may."""
+    try:
+        if isinstance(options, UserError):
+            raise options
+        return parser.function(fn, options)
+    except UserError:
+        kind = options.get("type", FunctionType.Opaque) if isinstance(options, dict) else _written_type(fn)
+        if not keep or (kind is not None and kind.is_incore and not _never_flattened(fn)):
+            raise
+        lines = text.splitlines()[
+            min([fn.lineno, *(d.lineno for d in fn.decorator_list)]) - 1 : fn.end_lineno
+        ]
+        return Function(fn.name, (), (), (), kind or FunctionType.Opaque, span=parser.ctx.span(fn),
+                        source=textwrap.dedent("\n".join(lines)))  # fmt: skip
+
+
+def _written_type(fn: ast.FunctionDef) -> FunctionType | None:
+    """The `type=pl.FunctionType.X` of a function's decorator, as written (None when it names no known type)."""
+    for deco in fn.decorator_list:
+        for kw in deco.keywords if isinstance(deco, ast.Call) else ():
+            if kw.arg == "type" and isinstance(kw.value, ast.Attribute):
+                return FunctionType.__members__.get(kw.value.attr)
+    return None
+
+
+def _never_flattened(fn: ast.FunctionDef) -> bool:
+    """Whether the text alone shows an InCore function has nothing to flatten: every value it assigns has its type
+    written (as PyPTO prints a program), no tile type has more than two dims, and it has no batched matmul."""
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign):
+            return False
+        if isinstance(node, ast.Subscript) and pl_name(node.value) == "Tile":
+            shape = (
+                node.slice.elts[0] if isinstance(node.slice, ast.Tuple) and node.slice.elts else node.slice
+            )
+            if not isinstance(shape, ast.List) or len(shape.elts) > 2:
+                return False
+        if isinstance(node, ast.Call) and "batch_matmul" in (pl_name(node.func) or ""):
+            return False
+    return True
 
 
 def _dialect(tree: ast.Module) -> str:
@@ -112,19 +174,25 @@ def _program_classes(text: str, filename: str) -> tuple[list[ast.ClassDef], Ctx,
     return classes, ctx, dialect
 
 
-def parse_all(text: str, filename: str = "<pl>") -> list[Program]:
+def parse_all(text: str, filename: str = "<pl>", keep_unreadable: bool | None = None) -> list[Program]:
     """Every module-level `@pl.program` class of DSL text, in order, read without running the text."""
     classes, ctx, dialect = _program_classes(text, filename)
-    return [_parse_class(c, ctx, dialect) for c in classes]
+    return [_parse_class(c, ctx, text, dialect, keep_unreadable=keep_unreadable) for c in classes]
 
 
 def parse(
-    text: str, filename: str = "<pl>", program_name: str | None = None, name_hints: NameHints | None = None
+    text: str,
+    filename: str = "<pl>",
+    program_name: str | None = None,
+    name_hints: NameHints | None = None,
+    keep_unreadable: bool | None = None,
 ) -> Program:
     """Parse DSL text holding one (or, with `program_name`, a named) `@pl.program` class.
 
     `name_hints` names variables by the hints a printer disambiguated (two variables hinted `x` print as `x`
-    and `x_1`): names the pass derives from them are then the ones it would derive in the printer's process."""
+    and `x_1`): names the pass derives from them are then the ones it would derive in the printer's process.
+    `keep_unreadable`: a function this reader cannot read and the pass never changes is kept as its text
+    (`Function.source`) rather than an error; by default in PyPTO's dialect only."""
     classes, ctx, dialect = _program_classes(text, filename)
     if program_name is not None:
         classes = [c for c in classes if c.name == program_name]
@@ -132,12 +200,14 @@ def parse(
         raise DSLError(
             f"{filename}:1:1: no @pl.program class" + (f" named {program_name!r}" if program_name else "")
         )
-    return _parse_class(classes[0], ctx, dialect, name_hints)
+    return _parse_class(classes[0], ctx, text, dialect, name_hints, keep_unreadable)
 
 
-def parse_file(path: str | Path, program_name: str | None = None) -> Program:
+def parse_file(
+    path: str | Path, program_name: str | None = None, keep_unreadable: bool | None = None
+) -> Program:
     p = Path(path)
-    return parse(p.read_text(), str(p), program_name)
+    return parse(p.read_text(), str(p), program_name, keep_unreadable=keep_unreadable)
 
 
 def program(cls: type) -> Program:
@@ -165,4 +235,4 @@ def program(cls: type) -> Program:
 
     node = min(candidates, key=distance)
     dialect = _dialect(tree)
-    return _parse_class(node, Ctx(filename, 0, 0, env, dialect), dialect)
+    return _parse_class(node, Ctx(filename, 0, 0, env, dialect), text, dialect)
