@@ -18,6 +18,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
+from .backend import BACKENDS
 from .egraph import FlattenEGraph
 from .egraph.viz import to_svg
 from .errors import InternalError, PyptoEggError, UserError
@@ -29,6 +30,9 @@ from .passes import flatten_tile_nd_to_2d
 from .pypto import compile as compile_with_egg
 from .pypto import load_pypto
 from .pypto.files import pick, programs_of_file
+
+# the backend PyPTO's ir.compile targets by default: the shell's commands read its capacities unless told otherwise
+DEFAULT_BACKEND = "Ascend910B"
 
 
 def read_programs(path: str | Path) -> list[Program]:
@@ -97,7 +101,7 @@ def flatten_file(path: str, options: FlattenOptions) -> FileResult:
         programs = read_programs(path)
         if options.program is not None:
             programs = [pick_program(path, options.program)]
-        texts, notes = [], []
+        texts, notes, too_large = [], [], list[str]()
         for program in programs:
             flatten = flatten_tile_nd_to_2d(
                 backend=options.backend,
@@ -111,7 +115,9 @@ def flatten_file(path: str, options: FlattenOptions) -> FileResult:
                 notes += [str(r) for r in flatten.reports]
             if options.validate and flatten.validation is not None:
                 notes.append(f"{program.name}: {flatten.validation}")
-        return FileResult(path, "\n\n".join(texts), None, notes="\n".join(notes))
+                too_large += [f"function '{f}': {why}" for f, why in flatten.validation.too_large.items()]
+        error = f"{path}: --validate: " + "; ".join(too_large) if too_large else None
+        return FileResult(path, "\n\n".join(texts), error, notes="\n".join(notes))
     except InternalError as e:
         return FileResult(path, None, f"{path}: {e}{_trace(options)}", internal=True)
     except (PyptoEggError, ValueError, KeyError) as e:
@@ -183,9 +189,12 @@ def cmd_flatten(args: argparse.Namespace) -> int:
             Path(args.output).write_text(text)
         elif text:
             sys.stdout.write(text)
-    for f, _ in inputs:
+    for (
+        f,
+        _,
+    ) in inputs:  # reports and validation summaries go with the diagnostics, never into the program text
         if results[str(f)].notes:
-            sys.stdout.write("\n" + results[str(f)].notes + "\n")
+            sys.stderr.write(results[str(f)].notes + "\n")
     if many:
         print(f"pypto-egg flatten: {len(inputs) - failed} of {len(inputs)} file(s) flattened, {failed} failed",
               file=sys.stderr)  # fmt: skip
@@ -254,9 +263,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pypto-egg", description=(__doc__ or "").splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def common(p: argparse.ArgumentParser) -> None:
+    def common(p: argparse.ArgumentParser, default_backend: str | None = DEFAULT_BACKEND) -> None:
         p.add_argument("--program", help="which program of the file (default: the first; flatten: every one)")
-        p.add_argument("--backend", choices=["Ascend910B", "Ascend950"], help="capacity facts for the rules")
+        backend_help = (
+            f"the backend whose capacities the rules read (default: {default_backend}, the one ir.compile uses; "
+            f"none: no capacity gate)"
+            if default_backend
+            else "the backend (default: PyPTO's configured one)"
+        )
+        p.add_argument("--backend", choices=[*BACKENDS, "none"], default=default_backend, help=backend_help)
         p.add_argument(
             "--rules", nargs="*", metavar="EGG", help="extra .egg rule files loaded after the shipped ones"
         )
@@ -315,7 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
         "hw-native-sys/pypto; not the `pypto` on PyPI).",
     )
     p.add_argument("file", help="a Python file defining @pl.program classes (PyPTO's or pypto-egg's dialect)")
-    common(p)
+    common(p, default_backend=None)
     p.add_argument(
         "-o", "--output", metavar="OUTDIR", help="output directory (default: PyPTO's build_output/...)"
     )
@@ -331,6 +346,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.backend == "none":
+        args.backend = None
     try:
         return int(args.run(args))
     except InternalError as e:

@@ -26,10 +26,10 @@ def test_flatten_prints_the_after_program_and_the_report():
     r = cli("flatten", str(SEED), "--program", "Before", "--report")
     assert r.returncode == 0, r.stderr
     assert "pl.tile.store(y_tile, [0, 0, 0], out_0, [2, 3, 4])" in r.stdout
-    assert "e-graph run for function 'main_incore_0'" in r.stdout and "rules fired" in r.stdout
-    program_text = r.stdout.split("\ne-graph run")[0]
+    # the report goes to stderr: stdout is the program alone, so `flatten f.py --report > out.py` is Python
+    assert "e-graph run for function 'main_incore_0'" in r.stderr and "rules fired" in r.stderr
     seed_after = pl.parse(SEED.read_text(), str(SEED), "After")
-    ir.assert_structural_equal(pl.parse(program_text), seed_after)
+    ir.assert_structural_equal(pl.parse(r.stdout), seed_after)
 
 
 def test_flatten_writes_output_file_with_backend_and_extra_rules(tmp_path):
@@ -160,7 +160,31 @@ def test_validate_catches_a_rule_that_changes_meaning(tmp_path):
     assert re.search(r"changed the meaning of function 'main_incore_0': output 'out_0' differs at index "
                      r"\(\d+, \d+, \d+\): -?[\d.]+ before, -?[\d.]+ after", r.stderr), r.stderr  # fmt: skip
     r = cli("flatten", str(SEED), "--program", "Before", "--validate")
-    assert r.returncode == 0 and "validated 1 function(s): main_incore_0" in r.stdout
+    assert r.returncode == 0 and "validated 1 function(s): main_incore_0" in r.stderr
+    pl.parse(r.stdout)  # the program alone
+
+
+def test_validate_on_a_program_too_large_to_interpret_says_so_and_still_prints_the_result(tmp_path):
+    """A user error (exit 2) naming the function, the value and its size; the pass's result is on stdout."""
+    huge = tmp_path / "huge.py"
+    big = "pl.Tensor[[4096, 4096, 4096], pl.FP32]"
+    huge.write_text(f"""import pypto_egg.language as pl
+
+
+@pl.program
+class Huge:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main_incore_0(self, x: {big}, out: pl.Out[{big}]) -> {big}:
+        t = pl.load(x, [0, 0, 0], [2, 4, 8])
+        out = pl.store(t, [0, 0, 0], out)
+        return out
+""")
+    r = cli("flatten", str(huge), "--validate")
+    assert r.returncode == 2, r.stderr
+    assert re.search(r"function 'main_incore_0': 'x' \(pl.Tensor\[\[4096, 4096, 4096\], pl.FP32\]\) takes "
+                     r"256 GiB, past the interpreter's 1 GiB; interpretation was skipped", r.stderr), r.stderr  # fmt: skip
+    assert "Traceback" not in r.stderr and "MemoryError" not in r.stderr
+    assert "pl.tile.store(" in r.stdout and pl.parse(r.stdout).functions
 
 
 def test_explain_names_a_rule_and_a_number_for_every_statement():
@@ -198,3 +222,36 @@ def test_explain_gives_words_and_the_terms_only_when_asked():
     assert words.returncode == terms.returncode == 0, words.stderr + terms.stderr
     assert "(LoadFlat (DCons" not in words.stdout and "loaded into a 2-D [6, 4] tile" in words.stdout
     assert "(LoadFlat (DCons (DC 6) (DCons (DC 4) (DNil)))" in terms.stdout
+
+
+BIG_BMM = """import pypto_egg.language as pl
+
+
+@pl.program
+class Big:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, a: {t}, b: {t}, out: pl.Out[pl.Tensor[[64, 512, 512], pl.FP32]]) -> pl.Tensor[[64, 512, 512], pl.FP32]:
+        x = pl.load(a, [0, 0, 0], [64, 512, 512], target_memory=pl.Mem.Mat)
+        y = pl.load(b, [0, 0, 0], [64, 512, 512], target_memory=pl.Mem.Mat)
+        z = pl.tile.batch_matmul(x, y)
+        out = pl.store(z, [0, 0, 0], out)
+        return out
+""".format(t="pl.Tensor[[64, 512, 512], pl.FP16]")
+
+
+@pytest.mark.parametrize("command", ["flatten", "explain", "viz"])
+def test_the_shell_commands_default_to_the_backend_ir_compile_uses(command, tmp_path):
+    """B-116: without --backend, the Mat budget is Ascend910B's (as in ir.compile), so two 32 MiB operands are not
+    kept whole; --backend none is the run without a capacity gate."""
+    f = tmp_path / "big.py"
+    f.write_text(BIG_BMM)
+    extra = ["-o", str(tmp_path / "g.html")] if command == "viz" else []
+    assert "default: Ascend910B" in " ".join(cli(command, "--help").stdout.split())
+    default, none = (cli(command, str(f), *extra, *b) for b in ([], ["--backend", "none"]))
+    assert default.returncode == 0 and none.returncode == 0, default.stderr + none.stderr
+    if command == "explain":
+        assert "against a 524288-byte budget: does not fit (B-116)" in default.stdout
+        assert "no backend, so no Mat (L1) budget: they fit (B-116)" in none.stdout
+    elif command == "flatten":
+        assert none.stdout.count("pl.tile.load(") == 2  # both operands whole, each page a slice of them
+        assert default.stdout.count("pl.tile.load(") > 2  # re-loaded per batch under the Mat budget

@@ -17,9 +17,14 @@ from .. import interp
 from ..errors import PassError, UserError
 from ..interp import SINGLE_CORE
 from ..interp.sizes import dynamic_sizes
-from ..ir.stmt import Program
+from ..ir.expr import static_int
+from ..ir.printer import python_print
+from ..ir.stmt import AssignStmt, Function, Program
+from ..ir.types import TensorType, TileType
+from ..ir.walk import blocks
 
 DEFAULT_DYNAMIC = 16  # a pl.dynamic dim's value unless the caller gives one or a static window needs more
+INTERPRETER_BUDGET = 1 << 30  # bytes: a function with a value larger than this is not interpreted
 
 
 class ValidationError(PassError):
@@ -30,6 +35,9 @@ class ValidationError(PassError):
 class ValidationReport:
     checked: list[str] = field(default_factory=list)  # functions interpreted on both sides and equal
     skipped: dict[str, str] = field(default_factory=dict)  # function -> why the interpreter could not run it
+    too_large: dict[str, str] = field(
+        default_factory=dict
+    )  # function -> the value past the interpreter's budget
     sizes: dict[str, dict[str, int]] = field(
         default_factory=dict
     )  # function -> the dynamic dims' values taken
@@ -40,6 +48,7 @@ class ValidationReport:
         for name, sizes in self.sizes.items():
             lines.append(f"  {name}: dynamic dims " + ", ".join(f"{d}={n}" for d, n in sizes.items()))
         lines += [f"  not validated: {name}: {why}" for name, why in self.skipped.items()]
+        lines += [f"  not validated: {name}: {why}" for name, why in self.too_large.items()]
         return "\n".join(lines)
 
 
@@ -60,11 +69,19 @@ def validate_translation(
         sizes = {**dynamic_sizes(fn, DEFAULT_DYNAMIC), **(dyn or {})}
         if sizes:
             report.sizes[fn.name] = sizes
+        largest = _largest_value(fn, sizes)
+        if largest is not None and largest[1] > INTERPRETER_BUDGET:
+            name, nbytes, ty = largest
+            report.too_large[fn.name] = (
+                f"'{name}' ({ty}) takes {_size(nbytes)}, past the interpreter's "
+                f"{_size(INTERPRETER_BUDGET)}; interpretation was skipped (validate a smaller instance of the program)"
+            )
+            continue
         for seed in range(seeds):
             try:
                 inputs = interp.random_inputs(fn, seed, dyn=sizes, scalars=scalars)
                 want = interp.run(before, fn.name, inputs, sizes)
-            except (UserError, ValueError, KeyError, IndexError, TypeError) as e:
+            except (UserError, ValueError, KeyError, IndexError, TypeError, MemoryError) as e:
                 report.skipped[fn.name] = f"the interpreter cannot run the input: {e}"
                 break
             try:
@@ -86,6 +103,32 @@ def validate_translation(
         else:
             report.checked.append(fn.name)
     return report
+
+
+def _largest_value(fn: Function, sizes: dict[str, int]) -> tuple[str, int, str] | None:
+    """(name, bytes, type) of the largest tensor or tile a function names, its dynamic dims at `sizes`."""
+    typed = [(p.var.name, p.var.type) for p in fn.params]
+    typed += [(s.var.name, s.var.type) for body in blocks(fn.body) for s in body if isinstance(s, AssignStmt)]
+    best: tuple[str, int, str] | None = None
+    for name, ty in typed:
+        if not isinstance(ty, TensorType | TileType):
+            continue
+        nbytes = ty.dtype.nbytes
+        for d in ty.shape:
+            v = static_int(d)
+            if v is None:
+                v = sizes.get(getattr(d, "name", ""), DEFAULT_DYNAMIC)
+            nbytes *= v
+        if best is None or nbytes > best[1]:
+            best = (name, nbytes, python_print(ty))
+    return best
+
+
+def _size(nbytes: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.4g} {unit}"
+    return f"{nbytes} B"
 
 
 def first_difference(
