@@ -3,6 +3,7 @@ the file their first line names, `console` commands through the installed CLI.""
 
 from __future__ import annotations
 
+import linecache
 import os
 import re
 import shlex
@@ -50,3 +51,37 @@ def test_every_code_block_of_the_guide_runs(tmp_path, monkeypatch, capsys):
             pytest.fail(f"block {i}: unknown kind {kind!r}")
     out = capsys.readouterr().out
     assert "validated 1 function(s)" in out
+
+
+README = ROOT / "README.md"
+
+
+def test_every_python_block_of_the_readme_runs_as_written(tmp_path, monkeypatch, capsys):
+    """In order, in one namespace, from a folder holding the project's examples (the README's paths); the
+    block that needs PyPTO runs where PyPTO is installed. Its rule block is examples/my_rules.egg's rule."""
+    from pypto_ref import WHY_NO_PYPTO
+
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {"__name__": "readme"}
+    found = [(m.group(1), m.group(2)) for m in BLOCK.finditer(README.read_text())]
+    python = [text for kind, text in found if kind == "python"]
+    assert len(python) >= 3
+    ran = 0
+    for i, text in enumerate(python):
+        if "pypto_egg.pypto" in text and WHY_NO_PYPTO is not None:
+            continue
+        name = f"README.md python block {i}"
+        linecache.cache[name] = (
+            len(text),
+            None,
+            text.splitlines(keepends=True),
+            name,
+        )  # @pl.program reads it
+        exec(compile(text, name, "exec"), namespace)
+        ran += 1
+    assert ran == len(python) or WHY_NO_PYPTO is not None
+    out = capsys.readouterr().out
+    assert "y_tile: pl.Tile[[6, 4], pl.FP32, pl.Mem.Vec] = pl.tile.add(x_tile, x_tile)" in out
+    (egg,) = [text for kind, text in found if kind == "egg"]
+    assert egg in (ROOT / "examples" / "my_rules.egg").read_text()
