@@ -118,6 +118,9 @@ def make_call(
 # ---------------------------------------------------------------- deductions
 
 
+MX_SCALE_FRACTAL = 32  # bytes of an MX scale tile's fractal
+
+
 def _load(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
     src = _tensor(op, args, 0, "tensor")
     offsets = tuple_elems(op, args[1], "offsets")
@@ -130,7 +133,13 @@ def _load(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
         )
     memory = kw.get("target_memory")
     blayout, slayout = DEFAULT_LAYOUTS[0], DEFAULT_LAYOUTS[1]
-    if memory is MemorySpace.Mat:
+    fractal = None
+    if src.layout in (TensorLayout.MX_A_ZZ, TensorLayout.MX_B_NN):  # an MX scale: row-major ZZ / col-major NN
+        blayout = slayout = (
+            TileLayout.col_major if src.layout is TensorLayout.MX_B_NN else TileLayout.row_major
+        )
+        fractal = MX_SCALE_FRACTAL
+    elif memory is MemorySpace.Mat:
         blayout, slayout = TileLayout.col_major, TileLayout.row_major
         dn = src.layout is TensorLayout.DN
         if dn:
@@ -139,9 +148,10 @@ def _load(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
             blayout, slayout = TileLayout.row_major, TileLayout.none_box
     elif memory is not None and static_int(shapes[-1]) == 1:
         blayout = TileLayout.col_major
-    return make_tile_type(
-        shapes, src.dtype, memory, TileView(valid_shape=valid, blayout=blayout, slayout=slayout)
-    )
+    if src.view is not None and src.view.valid_shape:  # only what the source holds is read
+        valid = window_valid(src.shape, src.view.valid_shape, offsets, shapes, valid)
+    view = TileView(valid_shape=valid, blayout=blayout, slayout=slayout, fractal=fractal)
+    return make_tile_type(shapes, src.dtype, memory, view)
 
 
 def _store(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
