@@ -13,10 +13,11 @@ import multiprocessing
 import sys
 import time
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .backend import BACKENDS
 from .egraph import FlattenEGraph
@@ -319,6 +320,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(run=cmd_viz)
 
+    _compile_parser(sub, common)
+    return parser
+
+
+def _compile_parser(sub: Any, common: Callable[..., None]) -> None:
+    """`pypto-egg compile`: PyPTO's own pipeline, reading the file with PyPTO's parser."""
     p = sub.add_parser(
         "compile",
         help="PyPTO's whole pipeline with pypto-egg's FlattenTileNdTo2D; writes what ir.compile(skip_ptoas=True) "
@@ -341,7 +348,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="no source locations in the kernels (emit_source_loc=False)",
     )
     p.set_defaults(run=cmd_compile)
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:

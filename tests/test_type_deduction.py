@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 import pypto_egg.language as pl
+from pypto_egg.ir.deduce_common import static_count
 from pypto_egg.ir.expr import Call
-from pypto_egg.ir.ops import deduce_type, get_op, static_count
+from pypto_egg.ir.ops import deduce_type, get_op
 from pypto_egg.ir.printer import python_print
 from pypto_egg.ir.stmt import AssignStmt
 from pypto_egg.ir.tiles import retile

@@ -70,3 +70,14 @@ def _elementwise_result(
 def _implicit_column_layout(shape: Sequence[Expr]) -> TileLayout:
     """The block layout a shape implies with no memory space: col_major for a column vector [N, 1]."""
     return implicit_layouts(tuple(shape), None)[0]
+
+
+def static_count(shape: Sequence[Expr]) -> int | None:
+    """The element count of a shape, or None when a dim is not static."""
+    n = 1
+    for d in shape:
+        v = static_int(d)
+        if v is None:
+            return None
+        n *= v
+    return n

@@ -11,8 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..errors import TypeDeductionError
-from .deduce_common import fmt_shape
+from .deduce_common import _implicit_column_layout, _tile, fmt_shape, static_count, tuple_elems
 from .expr import BinOp, ConstInt, Expr, exprs_equal, static_int
+from .registry import Kwargs
+from .tiles import effective_view, make_tile_type
+from .types import DataType, TileLayout, TileType, TileView, Type
 
 
 def same_extent(a: Expr, b: Expr) -> bool:
@@ -162,3 +165,60 @@ def _scale(op: str, extent: Expr, src_bytes: int, dst_bytes: int, axis: int) -> 
             f"target dtype; provide a static divisible extent"
         )
     return ConstInt(value // divisor)
+
+
+# ---------------------------------------------------------------- the deductions
+
+
+def _reshape(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    t = _tile(op, args, 0, "tile")
+    shape = tuple_elems(op, args[1], "shape")
+    n_in, n_out = static_count(t.shape), static_count(shape)
+    if n_in is not None and n_out is not None and n_in != n_out:
+        raise TypeDeductionError(
+            f"{op}: cannot reshape {fmt_shape(t.shape)} ({n_in} elements) to {fmt_shape(shape)} ({n_out} elements)"
+        )
+    src = effective_view(t)
+    valid = src.valid_shape if src.valid_shape is not None else t.shape
+    row_major = src.blayout is TileLayout.row_major
+    view = TileView(valid_shape=reshape_valid(op, valid, t.shape, shape, row_major),
+                    blayout=_implicit_column_layout(shape), pad=src.pad, compact=src.compact)  # fmt: skip
+    return make_tile_type(shape, t.dtype, None, view)
+
+
+def _reinterpret(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
+    t = _tile(op, args, 0, "tile")
+    dtype = kw.get("dtype", t.dtype)
+    if len(args) > 1:
+        shape = tuple_elems(op, args[1], "shape")
+        n_in, n_out = static_count(t.shape), static_count(shape)
+        if n_in is not None and n_out is not None and n_in * t.dtype.nbytes != n_out * dtype.nbytes:
+            raise TypeDeductionError(
+                f"{op}: {fmt_shape(t.shape)} {t.dtype.label} and {fmt_shape(shape)} {dtype.label} differ in bytes"
+            )
+        return make_tile_type(shape, dtype, t.memory, _reinterpreted(op, t, shape, dtype, True))
+    last = static_int(t.shape[-1])
+    if last is None or (last * t.dtype.nbytes) % dtype.nbytes:
+        raise TypeDeductionError(
+            f"{op}: the last dim of {fmt_shape(t.shape)} {t.dtype.label} cannot be reinterpreted as {dtype.label}"
+        )
+    shape = (*t.shape[:-1], ConstInt(last * t.dtype.nbytes // dtype.nbytes))
+    return make_tile_type(shape, dtype, t.memory, _reinterpreted(op, t, shape, dtype, False))
+
+
+def _reinterpreted(op: str, t: TileType, shape: Sequence[Expr], dtype: DataType, explicit: bool) -> TileView:
+    """The source's layouts over the same bytes, its valid region scaled on the contiguous axis; a pad mode does
+    not survive a change of element type."""
+    src = effective_view(t)
+    valid = None
+    if src.valid_shape is not None:
+        axis = (
+            len(t.shape) - 2
+            if src.blayout is TileLayout.col_major and len(t.shape) >= 2
+            else len(t.shape) - 1
+        )
+        valid = reinterpret_valid(
+            op, src.valid_shape, t.shape, shape, axis, t.dtype.nbytes, dtype.nbytes, explicit
+        )
+    return TileView(valid_shape=valid, blayout=src.blayout, slayout=src.slayout, fractal=src.fractal,
+                    compact=src.compact)  # fmt: skip

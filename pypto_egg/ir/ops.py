@@ -27,7 +27,7 @@ from .deduce_matmul import (
     _matmul,
     _matmul_acc,
 )
-from .deduce_reshape import reinterpret_valid, reshape_valid
+from .deduce_reshape import _reinterpret, _reshape
 from .expr import BinOp, Call, ConstInt, Expr, exprs_equal, static_int, type_of
 from .extents import window_valid
 from .node import replaced
@@ -257,71 +257,6 @@ def _move(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
     b, sl = kw.get("blayout", b), kw.get("slayout", sl)
     view = TileView(valid_shape=src.valid_shape, blayout=b, slayout=sl, fractal=f, pad=src.pad)
     return make_tile_type(t.shape, t.dtype, memory, view)
-
-
-def _reshape(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
-    t = _tile(op, args, 0, "tile")
-    shape = tuple_elems(op, args[1], "shape")
-    n_in, n_out = static_count(t.shape), static_count(shape)
-    if n_in is not None and n_out is not None and n_in != n_out:
-        raise TypeDeductionError(
-            f"{op}: cannot reshape {fmt_shape(t.shape)} ({n_in} elements) to {fmt_shape(shape)} ({n_out} elements)"
-        )
-    src = effective_view(t)
-    valid = src.valid_shape if src.valid_shape is not None else t.shape
-    row_major = src.blayout is TileLayout.row_major
-    view = TileView(valid_shape=reshape_valid(op, valid, t.shape, shape, row_major),
-                    blayout=_implicit_column_layout(shape), pad=src.pad, compact=src.compact)  # fmt: skip
-    return make_tile_type(shape, t.dtype, None, view)
-
-
-def static_count(shape: Sequence[Expr]) -> int | None:
-    """The element count of a shape, or None when a dim is not static."""
-    n = 1
-    for d in shape:
-        v = static_int(d)
-        if v is None:
-            return None
-        n *= v
-    return n
-
-
-def _reinterpret(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
-    t = _tile(op, args, 0, "tile")
-    dtype = kw.get("dtype", t.dtype)
-    if len(args) > 1:
-        shape = tuple_elems(op, args[1], "shape")
-        n_in, n_out = static_count(t.shape), static_count(shape)
-        if n_in is not None and n_out is not None and n_in * t.dtype.nbytes != n_out * dtype.nbytes:
-            raise TypeDeductionError(
-                f"{op}: {fmt_shape(t.shape)} {t.dtype.label} and {fmt_shape(shape)} {dtype.label} differ in bytes"
-            )
-        return make_tile_type(shape, dtype, t.memory, _reinterpreted(op, t, shape, dtype, True))
-    last = static_int(t.shape[-1])
-    if last is None or (last * t.dtype.nbytes) % dtype.nbytes:
-        raise TypeDeductionError(
-            f"{op}: the last dim of {fmt_shape(t.shape)} {t.dtype.label} cannot be reinterpreted as {dtype.label}"
-        )
-    shape = (*t.shape[:-1], ConstInt(last * t.dtype.nbytes // dtype.nbytes))
-    return make_tile_type(shape, dtype, t.memory, _reinterpreted(op, t, shape, dtype, False))
-
-
-def _reinterpreted(op: str, t: TileType, shape: Sequence[Expr], dtype: DataType, explicit: bool) -> TileView:
-    """The source's layouts over the same bytes, its valid region scaled on the contiguous axis; a pad mode does
-    not survive a change of element type."""
-    src = effective_view(t)
-    valid = None
-    if src.valid_shape is not None:
-        axis = (
-            len(t.shape) - 2
-            if src.blayout is TileLayout.col_major and len(t.shape) >= 2
-            else len(t.shape) - 1
-        )
-        valid = reinterpret_valid(
-            op, src.valid_shape, t.shape, shape, axis, t.dtype.nbytes, dtype.nbytes, explicit
-        )
-    return TileView(valid_shape=valid, blayout=src.blayout, slayout=src.slayout, fractal=src.fractal,
-                    compact=src.compact)  # fmt: skip
 
 
 def normalize_axis(op: str, axis: Expr, rank: int) -> int:

@@ -8,6 +8,7 @@ from typing import Any, NoReturn
 
 from ..errors import TypeDeductionError
 from ..ir import ops as opreg
+from ..ir.deduce_common import static_count
 from ..ir.expr import (
     BinOp,
     Call,
@@ -529,5 +530,5 @@ def is_memref(node: ast.AST) -> bool:
 
 
 def same_count(a: tuple[Expr, ...], b: tuple[Expr, ...]) -> bool:
-    na = opreg.static_count(a)
-    return na is not None and na == opreg.static_count(b)
+    na = static_count(a)
+    return na is not None and na == static_count(b)
