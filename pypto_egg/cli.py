@@ -85,6 +85,7 @@ class FlattenOptions:
     report: bool
     debug: bool = False
     strategy: str = "reference"
+    runner: str = "accelerated"
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,7 @@ def flatten_file(path: str, options: FlattenOptions) -> FileResult:
                 validate=options.validate,
                 seeds=options.seeds,
                 strategy=options.strategy,
+                runner=options.runner,
             )
             texts.append(python_print(flatten(program)))
             if options.report:
@@ -164,7 +166,7 @@ def cmd_flatten(args: argparse.Namespace) -> int:
     if not inputs:
         raise UserError(f"{' '.join(args.paths)}: no .py files")
     options = FlattenOptions(args.program, args.backend, tuple(args.rules or ()), args.validate, args.seeds,
-                             args.report, args.debug, args.strategy)  # fmt: skip
+                             args.report, args.debug, args.strategy, args.runner)  # fmt: skip
     many = len(inputs) > 1 or any(Path(p).is_dir() for p in args.paths)
     out_dir = Path(args.output) if args.output and many else None
     relative = {str(f): rel for f, rel in inputs}
@@ -296,6 +298,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--seeds", type=int, default=2, help="random inputs per function for --validate (default 2)"
     )
     p.add_argument("--report", action="store_true", help="print the e-graph run report of each program")
+    p.add_argument(
+        "--runner", choices=["accelerated", "core"], default="accelerated",
+        help="accelerated (default): the engine with its speed-ups; core: the rules and schedule as written on a "
+        "fresh e-graph, slower, the same answer",
+    )  # fmt: skip
     p.set_defaults(run=cmd_flatten)
 
     p = sub.add_parser("explain", help="why each tile statement was lowered the way it was")

@@ -136,6 +136,11 @@ class Encoding:
     # a generic request's operands as a list of terms: only rules of a user's file read them (and explain, which
     # shows every term); without them the request names no operands (-1)
     operand_lists: bool = True
+    # answers the rules would otherwise work out by scanning or folding lists, stated as facts (FlatRow, Off2DRow,
+    # ContigRow, OverflowRow, BcastRow, BmmGeomRow): an acceleration. Off, each is left to the rules as written (the
+    # core runner), which find the same answers. (A list's own measurements, ListRow, are stated either way: the
+    # rules read a request's list lengths from them.)
+    state_answers: bool = True
     _dims: dict[Any, int] = field(default_factory=dict)
     _lists: dict[tuple[int, ...], int] = field(default_factory=lambda: {(): 0})
     _opnds: dict[tuple[Any, ...], int] = field(default_factory=lambda: {(): 0})
@@ -234,7 +239,7 @@ class Encoding:
                 ids = tuple(self.dim(d) for d in items)
                 found = self._static_lists[key] = self._measured(self._list(ids), ids, key)
                 self._static_values[found] = key
-            if shape and len(key) >= 2 and found not in self._merged:
+            if shape and len(key) >= 2 and found not in self._merged and self.state_answers:
                 self._merged.add(found)
                 lead = self.const_dim(math.prod(key[:-1]))
                 self.rows["FlatRow"].append((found, self._list((lead, self._items[found][-1]))))
@@ -283,7 +288,7 @@ class Encoding:
             return
         self._compared.add(("c", valid, dims))
         v, d = self._static_values.get(valid), self._static_values.get(dims)
-        if v is not None and d is not None:
+        if v is not None and d is not None and self.state_answers:
             self.rows["ContigRow"].append((valid, dims, int(non_contiguous(v, d))))
         else:
             self.rows["ContigAskRow"].append((valid, dims))
@@ -301,7 +306,8 @@ class Encoding:
         offsets.egg works out a dim an iteration otherwise."""
         o, d = self._static_values.get(offsets), self._static_values.get(shape)
         if (
-            o is None
+            not self.state_answers
+            or o is None
             or d is None
             or len(o) != len(d)
             or len(o) < 2
@@ -321,7 +327,7 @@ class Encoding:
         self._compared.add(("o", tile, tensor))
         reversed_lists = self._list(self._items[tile][::-1]), self._list(self._items[tensor][::-1])
         t, d = self._static_values.get(tile), self._static_values.get(tensor)
-        if t is not None and d is not None:
+        if t is not None and d is not None and self.state_answers:
             self.rows["OverflowRow"].append((*reversed_lists, int(overflows(t, d))))
         else:
             self.rows["OverflowAskRow"].append(reversed_lists)
@@ -343,6 +349,8 @@ class Encoding:
             else:
                 return None
         batch = tuple(out[::-1])
+        if not self.state_answers:
+            return batch
         left, right = (self._list(tuple(self.dim(d) for d in side[::-1])) for side in (lhs, rhs))
         if ("b", left, right) not in self._compared:
             self._compared.add(("b", left, right))
@@ -356,7 +364,8 @@ class Encoding:
         """Of a batched matmul whose operand dims are all static and whose batch shapes broadcast, its geometry
         (B-132): the output batch dims, their product and M, N, K, which bmm.egg works out from the same lists
         otherwise (BmmUnmeasuredRow). Which of its checks fail, and how it is unrolled, stay the rules'."""
-        if batch is None or min(len(lhs), len(rhs)) < 2 or not all(type(d) is ConstInt for d in (*lhs, *rhs)):
+        static = all(type(d) is ConstInt for d in (*lhs, *rhs))
+        if batch is None or min(len(lhs), len(rhs)) < 2 or not static or not self.state_answers:
             self.rows["BmmUnmeasuredRow"].append((sid,))
             return
         m, k, n, *extents = (static_int(d) or 0 for d in (lhs[-2], lhs[-1], rhs[-1], *batch))

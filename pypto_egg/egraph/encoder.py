@@ -20,14 +20,17 @@ def encode_functions(
     strategy: str = "reference",
     operand_lists: bool = True,
     page_rows: int | None = None,
+    state_answers: bool = True,
 ) -> Encoding:
     """Requests for every assigned tile op (an evaluated call is only substituted and re-deduced, B-026), for
     several functions in one encoding, so one saturation serves them all. Statement ids,
     variables and dimension terms are unique across the functions, and no rule relates two statements of
     different functions except through the backend's budgets, which they share. `page_rows`: the most page
     indices stated (None: every index below the page bound); a host stating fewer states the rest a rule asks
-    for (`PagesWanted`)."""
-    enc = Encoding(fractal_rows=fractal_rows(backend), operand_lists=operand_lists)
+    for (`PagesWanted`). `state_answers`: see `Encoding.state_answers`."""
+    enc = Encoding(
+        fractal_rows=fractal_rows(backend), operand_lists=operand_lists, state_answers=state_answers
+    )
     for fn in fns:
         start = len(enc.statements)
         for s, call in walk_calls(fn.body):

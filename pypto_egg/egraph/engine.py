@@ -13,16 +13,16 @@ from typing import Any, Self
 import egglog.bindings as eb
 
 from ..backend import Backend, get_backend
-from ..errors import InternalError, RuleError, ScheduleLimitError, UserError
-from ..extract import ClassId, EGraphView, Extraction, Term, extract_roots
-from ..extract.cost import CostModel, DefaultCostModel, OptimalCostModel
+from ..errors import RuleError, ScheduleLimitError, UserError
+from ..extract.cost import CostModel, OptimalCostModel
 from ..extract.graph import StoredRelations
 from ..ir.stmt import Program
 from . import shared_requests
 from .encode import Encoding
 from .encoder import encode_functions
 from .fact_folder import FactFolder
-from .fact_table import FACT_TABLE, TEXT_TABLE, packed_relations
+from .fact_table import packed_relations
+from .plan_reader import PlanReader
 from .relevance import Relevance, all_rules, relevant_rules
 from .report import RunReport
 from .resident import (
@@ -33,7 +33,7 @@ from .resident import (
     resident_rules,
     smallest_ready,
 )
-from .rule_index import Stage, parse_schedule, rule_index
+from .rule_index import Stage, parse_schedule
 from .rule_sets import RuleSetKey, family_set
 from .rules import (
     RuleFile,
@@ -64,7 +64,7 @@ class _StageRun:
     matches: dict[str, int] = field(default_factory=dict)
 
 
-class EGraphRun:
+class EGraphRun(PlanReader):
     """Encode one function of `program` (or several, into one e-graph), load the rules, and run them.
 
     >>> eg = EGraphRun(program, "main_incore_0", backend="Ascend910B")
@@ -139,10 +139,10 @@ class EGraphRun:
         self.report.times["load rules"] = time.perf_counter() - t0
         self._inputs = self._write_facts(share=share_requests and reads is not None and not extra_rules)
         self._saturated = False
-        self._view: EGraphView | None = None
-        self._extraction: Extraction | None = None
-        self._facts: dict[str, list[tuple[Term | int | float | str | bool | None, ...]]] = {}
-        self._plans: dict[int, Term | None] | None = None
+        self._start_reading()
+
+    def _view_sources(self) -> tuple[dict | None, frozenset[str] | None, StoredRelations | None]:
+        return self._shared.schema if self._shared is not None else None, self.relevance.tables, STORED
 
     def _write_facts(self, share: bool) -> list[str]:
         """The fact files, read with the schedule's first call, and the commands that input them. `share`: the
@@ -399,124 +399,11 @@ class EGraphRun:
         sizes: list[tuple[str, int]] = getattr(out[0], "sizes")  # noqa: B009
         return sum(n for _, n in sizes)
 
-    # ------------------------------------------------------------ extraction
-
-    def view(self) -> EGraphView:
-        if self._view is None:  # the constructors the cost model never extracts are not read
-            model = self.cost_model or DefaultCostModel()
-            schema = self._shared.schema if self._shared is not None else None
-            self._view = EGraphView.from_egraph(
-                self.egraph,
-                getattr(model, "unextractable", frozenset()),
-                schema,
-                self.relevance.tables,
-                STORED,
-            )
-        return self._view
-
-    def extraction(self) -> Extraction:
-        if self._extraction is None:
-            self.saturate()
-            t0 = time.perf_counter()
-            self._extraction = extract_roots(self.view(), self.cost_model, roots=self._roots())
-            self.report.times["extract"] = time.perf_counter() - t0
-        return self._extraction
-
-    def _roots(self) -> list[ClassId] | None:
-        """The classes whose terms the caller can ask for: those of the plans and of the relations it reads (None: a
-        caller that reads everything, as explain and the pictures do)."""
-        if self._reads is None:
-            return None
-        relations, filled = self.view().relations, self.relevance.tables
-        return [
-            a
-            for rel in ("Chose", *sorted(self._reads))
-            # (a table no kept rule or fact fills holds no row, a packed relation of integers no e-class)
-            if (filled is None or rel in filled) and rel not in _NO_CLASSES
-            for row in relations.get(rel, [])
-            for a in row
-            if type(a) is ClassId
-        ]
-
-    def plans(self) -> dict[int, Term | None]:
-        """The plan that lowers each encoded statement (None: no plan lowers it): of the plans the rules chose
-        for it, those of its rank (rules/choose.egg), or, when it has none, those without a class.
-
-        Only the optimal strategy's batched-matmul plans come several to a statement, as equals the cost model
-        chooses among. First plans of another kind that tie would be a gap in the rules' order: the cheapest
-        is taken, by the printed term on equal cost, and the run report counts it (`ties`), which the tests
-        require to be zero."""
-        if self._plans is None:
-            self.extraction()  # saturated first: the view is read once, after the rules ran
-            relations = self.view().relations
-            rank = {sid: k for sid, k in relations.get("Rank", [])}
-            classes = {cls: k for cls, k in relations.get("PlanClass", [])}
-            self._plans = self._cheapest(lambda sid, cls: classes.get(cls) == rank.get(sid))
-        return self._plans
-
-    def route_plans(self) -> dict[int, Term]:
-        """Optimal strategy, before the routes settle: each batched matmul's cheapest plan (what it costs is
-        the only difference between them), whose routes the rules then take as settled."""
-        plans = self._cheapest(lambda sid, cls: True, "BatchMatmul")
-        return {sid: plan for sid, plan in plans.items() if plan is not None}
-
-    def _cheapest(
-        self, first: Callable[[object, object], bool], op: str | None = None
-    ) -> dict[int, Term | None]:
-        ex = self.extraction()
-        candidates: dict[int, list[tuple[ClassId, Term]]] = {}
-        for sid, cls in self.view().relations.get("Chose", []):
-            if not first(sid, cls):
-                continue
-            term = ex.term(cls) if isinstance(cls, ClassId) else None
-            if isinstance(sid, int) and term is not None and (op is None or term.op == op):
-                candidates.setdefault(sid, []).append((cls, term))  # type: ignore[arg-type]
-        out: dict[int, Term | None] = {}
-        for sid in range(len(self.encoding.statements)):
-            options = candidates.get(sid)
-            if not options:
-                out[sid] = None
-            elif len(options) == 1:
-                out[sid] = options[0][1]
-            else:  # (a cost is worked out only where there is a choice)
-                if op is None and any(t.op != "BatchMatmul" for _, t in options):
-                    self.report.ties += 1
-                out[sid] = min(options, key=lambda c: (ex.cost(c[0]), str(c[1])))[1]
-        for sid, asked in self.encoding.shared.items():
-            out[sid] = out[asked]
-        return out
-
-    @functools.cached_property
-    def _encoder_only(self) -> frozenset[str]:
-        """The packed relations that only the encoder states: no shipped rule writes them, nor a user's."""
-        if not self._user_rules:
-            return ENCODER_ONLY
-        return ENCODER_ONLY - rule_index(tuple(self.rule_files)).written
-
-    def facts(self, relation: str) -> list[tuple[Term | int | float | str | bool | None, ...]]:
-        """The rows of a relation, e-class columns replaced by their extracted terms (read once per relation)."""
-        if relation not in self._facts:
-            if self._reads is not None and relation not in self._reads:
-                raise InternalError(f"relation {relation} was not named among the run's reads")
-            if relation in self._encoder_only:  # (the encoding's rows are all the e-graph holds)
-                self._facts[relation] = list(self.encoding.rows.get(relation, []))
-                return self._facts[relation]
-            rows = self.view().relations.get(relation, [])
-            # a column holds e-classes in every row or in none (its sort says which): the first row tells
-            if rows and any(type(a) is ClassId for a in rows[0]):
-                term = self.extraction().term
-                rows = [tuple([term(a) if type(a) is ClassId else a for a in row]) for row in rows]
-            self._facts[relation] = rows
-        return self._facts[relation]
-
 
 # the relations egglog holds in shared tables (fact_table.py), as the view reads them back
 STORED = StoredRelations(
     {rel: (st.table, st.sorts, st.places, st.value) for rel, st in packed_relations().items()}
 )
-_NO_CLASSES = frozenset(rel for rel, st in packed_relations().items() if set(st.sorts) <= {"i64", "String"})
-# the encoder's relations no shipped rule writes (fact_table.py)
-ENCODER_ONLY = frozenset(r for r, st in packed_relations().items() if st.table in (FACT_TABLE, TEXT_TABLE))
 # page indices stated with the facts; a rule asking for more gets them in a second run
 PAGE_ROWS_UP_FRONT = 16
 # what the engine reads of the e-graph itself, besides its caller's reads

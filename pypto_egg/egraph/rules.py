@@ -116,6 +116,13 @@ def run_text(
         return list(egraph.run_program(*commands, *then))
 
 
+def run_as_written(egraph: eb.EGraph, text: str, source: str) -> list[object]:
+    """Parse and run egglog text exactly as written (no table packing: the core runner's way), egglog's errors
+    and panics turned into a RuleError naming the source."""
+    with _egglog_errors(source):
+        return list(egraph.run_program(*egraph.parse_program(text, filename=source)))
+
+
 def run_commands(egraph: eb.EGraph, commands: Sequence[Any], source: str) -> list[object]:
     """Run commands built in Python, egglog's errors and panics turned into a RuleError naming the source."""
     with _egglog_errors(source):

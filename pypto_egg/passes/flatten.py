@@ -16,11 +16,12 @@ from pypto_egg.extract.failures import failure
 from pypto_egg.extract.lower_matmul import MatmulLowerer
 
 from ..backend import Backend, get_backend
+from ..egraph.core import CoreRun
 from ..egraph.engine import EGraphRun, Limits, check_strategy
 from ..egraph.narrowing import carry_decider
 from ..egraph.report import RunReport
 from ..egraph.resident import run_on_owner
-from ..errors import PassError
+from ..errors import PassError, UserError
 from ..extract.cost import CostModel
 from ..extract.narrow_carry import narrow_acc_carries
 from ..ir.node import replaced
@@ -56,6 +57,9 @@ class FlattenTileNdTo2D:
     cost_model: CostModel | None = None  # what extraction minimises (default: the strategy's model)
     # statements asking the e-graph the same question share one request (egraph/shared_requests.py); off, each has its own
     share_requests: bool = True
+    # "accelerated": the engine with its speed-ups (egraph/engine.py); "core": the rules and the schedule as written
+    # on a fresh e-graph, nothing stated that the rules derive, no function skipped (egraph/core.py)
+    runner: str = "accelerated"
 
     name = "FlattenTileNdTo2D"
     required = frozenset({IRProperty.SSAForm, IRProperty.IncoreTileOps, IRProperty.NormalizedStmtStructure})
@@ -93,7 +97,7 @@ class FlattenTileNdTo2D:
                 out[i] = fn
                 continue
             # a function with nothing to flatten has no N-D tile for a precondition to refuse
-            if self.skip_trivial and not self.extra_rules:
+            if self.skip_trivial and not self.extra_rules and self.runner != "core":
                 kept = lowered_if_trivial(fn)
                 if kept is not None:
                     out[i] = narrow_acc_carries(kept[0], carry_decider(self.backend))
@@ -109,7 +113,10 @@ class FlattenTileNdTo2D:
         for batch in _batches(program, todo):
             if batch:
                 fns = [program.functions[i] for i in batch]
-                out.update(zip(batch, run_on_owner(self.rewrite, program, fns)))
+                if self.runner == "core":
+                    out.update(zip(batch, self.rewrite(program, fns)))
+                else:
+                    out.update(zip(batch, run_on_owner(self.rewrite, program, fns)))
         if failed is not None:
             raise failed
         functions = tuple(out[i] for i in range(len(program.functions)))
@@ -123,11 +130,17 @@ class FlattenTileNdTo2D:
     def rewrite(self, program: Program, fns: list[Function]) -> list[Function]:
         """Encode, saturate and extract the functions together in one e-graph, then lower each in order
         (on the e-graph owner thread)."""
-        with EGraphRun(
-            program, [fn.name for fn in fns], self.backend, self.extra_rules, self.limits, reuse_rules=True,
-            strategy=self.strategy, prune_rules=self.prune_rules, cost_model=self.cost_model, reads=MatmulLowerer.FACTS,
-            share_requests=self.share_requests,
-        ) as eg:  # fmt: skip
+        names = [fn.name for fn in fns]
+        run: EGraphRun | CoreRun = (
+            CoreRun(program, names, self.backend, self.extra_rules, self.strategy, self.cost_model, MatmulLowerer.FACTS)
+            if self.runner == "core"
+            else EGraphRun(
+                program, names, self.backend, self.extra_rules, self.limits, reuse_rules=True, strategy=self.strategy,
+                prune_rules=self.prune_rules, cost_model=self.cost_model, reads=MatmulLowerer.FACTS,
+                share_requests=self.share_requests,
+            )
+        )  # fmt: skip
+        with run as eg:
             eg.saturate()
             plans = eg.plans()
             t0 = time.perf_counter()
@@ -209,6 +222,7 @@ def flatten_tile_nd_to_2d(
     seeds: int = 2,
     strategy: str = "reference",
     cost_model: CostModel | None = None,
+    runner: str = "accelerated",
 ) -> FlattenTileNdTo2D:
     """The pass object: `passes.flatten_tile_nd_to_2d()(program) -> Program`.
 
@@ -216,14 +230,21 @@ def flatten_tile_nd_to_2d(
     ValidationError at the first output that differs (default: off, or the PYPTO_EGG_VALIDATE variable).
     `strategy`: "reference" gives the reference pass's answer; "optimal" lets the e-graph hold every legal
     route of each batched-matmul operand and takes the cheapest by `extract.cost.OptimalCostModel`.
-    `cost_model`: extraction minimises this model instead (see extract/cost.py)."""
+    `cost_model`: extraction minimises this model instead (see extract/cost.py).
+    `runner`: "accelerated" (the default) or "core", the rules and schedule as written (egraph/core.py): the
+    same answer, slower; the tests hold the two equal."""
     check_strategy(strategy)
+    if runner not in RUNNERS:
+        raise UserError(f"unknown runner {runner!r}; choose one of {', '.join(RUNNERS)}")
     if validate is None:
         validate = os.environ.get("PYPTO_EGG_VALIDATE", "") not in ("", "0")
     return FlattenTileNdTo2D(
         get_backend(backend), tuple(extra_rules), verify, limits or Limits(), validate=validate,
-        validation_seeds=seeds, strategy=strategy, cost_model=cost_model,
+        validation_seeds=seeds, strategy=strategy, cost_model=cost_model, runner=runner,
     )  # fmt: skip
+
+
+RUNNERS = ("accelerated", "core")
 
 
 __all__ = ["FlattenTileNdTo2D", "flatten_tile_nd_to_2d"]
