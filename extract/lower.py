@@ -172,7 +172,10 @@ class Lowerer:
         self.enc = enc
         self.plans = plans
         self.facts = facts or (lambda _name: [])
-        self.consumed: dict[int, Var | None] = {}  # id(store statement) -> the last per-page store var
+        # a store a batched matmul's pages write (StoreByPages): its statement id -> the last page's store, once the
+        # matmul is lowered
+        self.page_stores: dict[int, Var | None] = {}
+        self.lowered: dict[int, Term] = {}  # statement id -> the plan lowered for it
         self.decode = TermDecoder(enc)
         # original variables the reference would have rebuilt: every load's and store's result, and every
         # value computed from a rebuilt one (B-040, B-054, B-090, B-024). A rebuilt tile op is re-created
@@ -195,6 +198,9 @@ class Lowerer:
     FACTS: ClassVar[frozenset[str]] = frozenset()
 
     def handle(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
+        sid = self.enc.stmt_ids.get(id(s))
+        if sid is not None:
+            self.lowered.setdefault(sid, plan)
         getattr(self, self.HANDLERS[plan.op])(s, call, plan, ctx, out)
 
     @functools.cached_property
@@ -226,11 +232,6 @@ class Lowerer:
         return out
 
     def stmt(self, s: Stmt, ctx: Ctx, out: list[Stmt]) -> None:
-        if id(s) in self.consumed:  # a store fused into the batched matmul before it (B-136)
-            last = self.consumed[id(s)]
-            if isinstance(s, AssignStmt) and last is not None:
-                ctx[s.var.uid] = last
-            return
         if type(s) is AssignStmt or type(s) is EvalStmt:
             value = s.value if isinstance(s, AssignStmt) else s.expr
             sid = self.enc.stmt_ids.get(id(s))

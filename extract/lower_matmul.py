@@ -47,7 +47,18 @@ class MatmulLowerer(Lowerer):
     HANDLERS: ClassVar[dict[str, str]] = {
         **Lowerer.HANDLERS, "BatchMatmul": "batch_matmul", "ToMat": "to_mat", "Drop": "drop",
         "AllocAcc": "alloc_acc", "PackedDrain": "packed_drain", "Rewindow": "rewindow", "RowDrain": "row_drain",
+        "StoreByPages": "store_by_pages",
     }  # fmt: skip
+
+    def store_by_pages(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
+        """B-136: the batched matmul before it stored every page; the store's value is the last page's store."""
+        sid = self.enc.stmt_ids[id(s)]
+        if sid not in self.page_stores:
+            raise internal(f"the store of statement {sid} is the pages' of batched matmul {as_int(plan.args[0])}, "
+                           f"which stored none")  # fmt: skip
+        last = self.page_stores[sid]
+        if isinstance(s, AssignStmt) and last is not None:
+            ctx[s.var.uid] = last
 
     def to_mat(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         """B-043: the load states target_memory=Mat and its type lives in Mat; then the inner plan lowers it."""
@@ -251,7 +262,9 @@ class _BmmPages:
         ):
             self.ctx[s.var.uid] = acc
         if mode == "fused" and self.info.store is not None:
-            self.low.consumed[id(self.info.store)] = self.last if isinstance(self.last, Var) else None
+            self.low.page_stores[self.low.enc.stmt_ids[id(self.info.store)]] = (
+                self.last if isinstance(self.last, Var) else None
+            )
 
     def operand(self, side: int, i: int, b: int, operand: Expr) -> Var:
         """Page b of one side: re-loaded from its tensor (B-138), or a slice of the whole operand (B-137)."""

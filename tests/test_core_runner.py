@@ -5,6 +5,7 @@ program each run through both."""
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -73,7 +74,8 @@ def test_an_unknown_runner_is_a_user_error():
         passes.flatten_tile_nd_to_2d(runner="fast")
 
 
-def _sample_nd() -> list[Path]:
+@functools.cache
+def sample_nd() -> list[Path]:
     """The sample's programs the pass changes (its N-D ones)."""
     if not (SAMPLE / "pre").is_dir():
         return []
@@ -87,7 +89,7 @@ def _sample_nd() -> list[Path]:
 
 @requires_sample
 def test_the_samples_nd_programs_flatten_the_same_under_both_runners():
-    nd = _sample_nd()
+    nd = sample_nd()
     assert len(nd) >= 25
     for path in nd:
         assert_same_answer(pl.parse(path.read_text(), str(path)), backend="Ascend910B")

@@ -23,7 +23,7 @@ from ..backend import Backend, get_backend
 from ..extract.cost import CostModel, OptimalCostModel
 from ..ir.stmt import Program
 from .encoder import encode_functions
-from .plan_reader import PlanReader
+from .plan_reader import PlanReader, settled_plan
 from .report import RunReport
 from .rules import RuleFile, read_rule_files, rules_dir, run_as_written, schedule_text
 
@@ -77,8 +77,7 @@ class CoreRun(PlanReader):
         run_as_written(self.egraph, schedule_text(), "rules/schedule.egg")
         self._saturated = True
         if self.strategy == "optimal" and self.route_plans():
-            routes = " ".join(f"(Route {sid} 0 {p.args[1]}) (Route {sid} 1 {p.args[2]})"
-                              for sid, p in self.route_plans().items())  # fmt: skip
+            routes = " ".join(settled_plan(sid, plan) for sid, plan in self.route_plans().items())
             run_as_written(self.egraph, f"{routes} (Settled)", "<routes>")
             self._start_reading()  # what was read before the routes settled is stale
             run_as_written(self.egraph, schedule_text(), "rules/schedule.egg")

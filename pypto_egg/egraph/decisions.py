@@ -123,7 +123,8 @@ def _rule_index(files: tuple[RuleFile, ...]) -> tuple[_Rule, ...]:
             ref,
             frozenset(_chosen_plans(tree)),
             frozenset(_literals(tree, "Fail", 1)),
-            _requests(tree).union(*(carried.get(t, frozenset()) for t in rule.reads)),
+            _requests(tree).union(*(carried.get(t, frozenset()) for t in rule.reads))
+            if _decides_its_request(tree, carried) else frozenset(),
             frozenset(_variants(tree)),
             frozenset(_modes(tree)),
         ))  # fmt: skip
@@ -133,6 +134,18 @@ def _rule_index(files: tuple[RuleFile, ...]) -> tuple[_Rule, ...]:
 def _requests(tree: SExp) -> frozenset[str]:
     """The request relations a rule's form names."""
     return frozenset(t[0] for t in lists(tree) if t and isinstance(t[0], str) and t[0].endswith("Req"))
+
+
+def _decides_its_request(tree: SExp, carried: dict[str, frozenset[str]]) -> bool:
+    """Whether every statement the rule chooses a plan for is the one its request (or a relation standing for it)
+    is about: the first column of such an atom of its query. A rule choosing for a statement its query names
+    otherwise (the store a batched matmul's pages write, named in the matmul's request) decides a statement of
+    any kind."""
+    query = tree[1] if isinstance(tree, list) and len(tree) > 1 else []
+    firsts = {a[1] for a in lists(query) if len(a) > 1 and isinstance(a[0], str)
+              and (a[0].endswith("Req") or a[0] in carried)}  # fmt: skip
+    chosen = {a[1] for a in lists(tree) if len(a) > 2 and a[0] == "Chose"}
+    return chosen <= firsts
 
 
 def _carried_kinds(rules: Sequence[IndexedRule]) -> dict[str, frozenset[str]]:
@@ -237,6 +250,8 @@ def plan_words(plan: Term | None) -> str:
                                  f"the tensor, window {dims_text(a[4])} at {dims_text(a[3])}",
         "ToMat": lambda: f"read into Mat (L1) for the matrix unit; {plan_words(a[0]) if isinstance(a[0], Term) else ''}",
         "StorePartition": lambda: f"stored with the partition window {dims_text(a[0])}",
+        "StoreByPages": lambda: f"written by the batched matmul of statement {a[0]}, one store per page straight from "
+                                f"the matmul (B-136): nothing of its own is emitted",
         "StorePartitionFlat": lambda: f"stored with the partition window {dims_text(a[0])}, its tile operand (kept "
                                       f"N-D) reshaped to {dims_text(a[1])} first (B-052)",
         "Alloc": lambda: f"allocated as the 2-D {dims_text(a[0])}",

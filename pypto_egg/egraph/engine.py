@@ -22,7 +22,7 @@ from .encode import Encoding
 from .encoder import encode_functions
 from .fact_folder import FactFolder
 from .fact_table import packed_relations
-from .plan_reader import PlanReader
+from .plan_reader import PlanReader, settled_plan
 from .relevance import Relevance, all_rules, relevant_rules
 from .report import RunReport
 from .resident import (
@@ -320,12 +320,9 @@ class EGraphRun(PlanReader):
         decide, from those routes, which whole loads no plan reads (dead, B-115) and which must fail."""
         self._saturated = True
         read = self.relevance.facts  # (None: every relation is read)
-        if read is not None and not read & {"Route", "Settled"}:
+        if read is not None and not read & HOST_ASSERTED:
             return  # no rule of this program reads the routes (nor does the pruned set declare them)
-        routes = [
-            f"(Route {sid} 0 {plan.args[1]}) (Route {sid} 1 {plan.args[2]})"
-            for sid, plan in self.route_plans().items()
-        ]
+        routes = [settled_plan(sid, plan) for sid, plan in self.route_plans().items()]
         run_text(self.egraph, " ".join([*routes, "(Settled)"]), "<routes>")
         if self._view is not None:  # what was read before the routes settled is stale
             self._view.release()
@@ -409,7 +406,7 @@ PAGE_ROWS_UP_FRONT = 16
 # what the engine reads of the e-graph itself, besides its caller's reads
 HOST_READS = frozenset({"PagesWanted"})
 # what the host asserts itself under the optimal strategy (the routes its extraction settled)
-HOST_ASSERTED = frozenset({"Route", "Settled"})
+HOST_ASSERTED = frozenset({"Route", "ModeTaken", "Settled"})
 _CHUNK = 12  # iterations per egglog call, the limits checked between calls: every stage of the shipped rules
 # saturates within one call on the corpus and the workloads (at most 11 iterations)
 STRATEGIES = ("reference", "optimal")

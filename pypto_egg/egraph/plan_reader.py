@@ -150,3 +150,10 @@ class PlanReader:
                 rows = [tuple([term(a) if type(a) is ClassId else a for a in row]) for row in rows]
             self._facts[relation] = rows
         return self._facts[relation]
+
+
+def settled_plan(sid: int, plan: Term) -> str:
+    """What the optimal strategy's extracted batched-matmul plan settles, as the facts the rules read: each side's
+    route (prescan.egg, Route) and the mode its pages are emitted in (bmm.egg, ModeTaken)."""
+    mode, lhs, rhs = plan.args[0], plan.args[1], plan.args[2]
+    return f'(Route {sid} 0 {lhs}) (Route {sid} 1 {rhs}) (ModeTaken {sid} "{mode}")'

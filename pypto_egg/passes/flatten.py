@@ -24,6 +24,7 @@ from ..egraph.resident import run_on_owner
 from ..errors import PassError, UserError
 from ..extract.cost import CostModel
 from ..extract.narrow_carry import narrow_acc_carries
+from ..extract.term import Term
 from ..ir.node import replaced
 from ..ir.stmt import Function, Program
 from ..ir.walk import walk_calls
@@ -60,6 +61,9 @@ class FlattenTileNdTo2D:
     # "accelerated": the engine with its speed-ups (egraph/engine.py); "core": the rules and the schedule as written
     # on a fresh e-graph, nothing stated that the rules derive, no function skipped (egraph/core.py)
     runner: str = "accelerated"
+    # of the last call, each rewritten function's plans as the lowering took them: the place of a statement among
+    # the function's tile statements -> its plan (what `explain` reports; a test holds the two equal)
+    lowered: dict[str, dict[int, Term]] = field(default_factory=dict)
 
     name = "FlattenTileNdTo2D"
     required = frozenset({IRProperty.SSAForm, IRProperty.IncoreTileOps, IRProperty.NormalizedStmtStructure})
@@ -86,7 +90,7 @@ class FlattenTileNdTo2D:
         return result
 
     def _run(self, program: Program) -> Program:
-        self.reports = []
+        self.reports, self.lowered = [], {}
         out: dict[int, Function] = {}
         todo: list[int] = []  # the functions the e-graph rewrites
         failed: PassError | None = None
@@ -152,11 +156,10 @@ class FlattenTileNdTo2D:
                     plan = plans.get(sid)
                     if call.op == "tile.assemble" and plan is not None and plan.op == "Fail":
                         raise failure(stmt, call, plan)
-                lowered.append(
-                    narrow_acc_carries(
-                        MatmulLowerer(fn, eg.encoding, plans, eg.facts).run(), carry_decider(self.backend)
-                    )
-                )
+                lowerer = MatmulLowerer(fn, eg.encoding, plans, eg.facts)
+                lowered.append(narrow_acc_carries(lowerer.run(), carry_decider(self.backend)))
+                first = eg.encoding.function_sids[fn.name].start
+                self.lowered[fn.name] = {sid - first: plan for sid, plan in lowerer.lowered.items()}
             eg.report.times["lower"] = time.perf_counter() - t0
         self.reports.append(eg.report)
         return lowered
