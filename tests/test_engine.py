@@ -297,13 +297,12 @@ def test_the_iteration_limit_binds_each_step_of_the_one_schedule_command():
     assert failed == list(range(1, limit)) and limit >= 3
 
 
-def test_a_report_read_later_tells_the_stages_apart_as_one_read_at_once(monkeypatch):
+def test_a_report_read_later_tells_the_stages_apart_as_one_read_at_once():
     """Without the schedule check, a run that cannot have met the iteration limit leaves its stages' accounting
     until the report is read; what it then says is what the checked run, which accounts at once, says."""
     program = pl.parse(BMM)
     checked = egraph.FlattenEGraph(program, "main").saturate()
-    monkeypatch.setenv("PYPTO_EGG_CHECK_SCHEDULE", "0")
-    later = egraph.FlattenEGraph(program, "main").saturate()
+    later = egraph.FlattenEGraph(program, "main", check_schedule=False).saturate()
     assert later.stages == checked.stages and sum(n for _, n in later.stages) > len(later.stages)
     assert later.rules_fired == checked.rules_fired
 

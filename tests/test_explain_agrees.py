@@ -59,3 +59,13 @@ def test_explain_reports_the_plan_the_lowering_took_on_the_sample():
     paths = sorted((SAMPLE / "pre").glob("*.py")) if LONG else sample_nd()
     wrong = [d for path in paths for d in disagreements(pl.parse(path.read_text(), str(path)))]
     assert not wrong, "\n".join(wrong[:20])
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "examples").glob("*.py")), ids=lambda p: p.name)
+def test_no_rule_is_said_both_to_hold_and_not_to_hold(path):
+    """A rule that chose the plan, or held another plan of the statement, is never among its guards that did not
+    hold."""
+    for program in pl.parse_all(path.read_text(), str(path)):
+        for s in explain_program(program, backend="Ascend910B").statements:
+            held = {r.name for r in s.rules} | {r.name for a in s.alternatives for r in a.rules}
+            assert not held & set(s.not_chosen_by), (s.line, held & set(s.not_chosen_by))

@@ -180,13 +180,13 @@ ND_PARAMS = (
 )
 
 
-def test_b200_b201_an_nd_seed_carried_through_batched_matmul_pages_is_reseeded(monkeypatch):
+@pytest.mark.unvalidated
+def test_b200_b201_an_nd_seed_carried_through_batched_matmul_pages_is_reseeded():
     """§Q with an N-D seed: the pages of a left operand loaded with valid rows v keep them (a window is valid
     where its source is), the 2-D matmuls give the narrowed compact Acc, and the carry is repaired."""
     before = pl.parse(wrap(ND_SEED, ND_PARAMS, "pl.Tensor[[1, 64, 256], pl.INT32]"))
     # rows >= v of the accumulator are what no mad wrote (the repair's reason): the seed's type claims them, the
     # repaired carry does not, so the store writes v rows. The rows both programs define are compared.
-    monkeypatch.setenv("PYPTO_EGG_VALIDATE", "0")
     after = flatten(before, meaning=False)
     for v in (37, 64):
         inputs = interp.random_inputs(before.function("main"), v, scalars={"v": v})
@@ -272,8 +272,9 @@ AFTER_THE_LOOP = {
 }  # fmt: skip
 
 
+@pytest.mark.unvalidated  # the rows past v are what no mad wrote: the rows both programs define are compared below
 @pytest.mark.parametrize("where", sorted(AFTER_THE_LOOP))
-def test_b201_the_narrowed_rows_follow_the_carry_wherever_its_value_flows(where, monkeypatch):
+def test_b201_the_narrowed_rows_follow_the_carry_wherever_its_value_flows(where):
     """§Q: the def-use closure of a repaired carry is re-typed through the ops' own deductions, after the loop
     too: an alias, a later loop's carry, and tile.reshape, whose deduction maps the valid shape as the
     reference's does (ComputeReshapeValidShape), so the store reads the narrowed rows, not the full box."""
@@ -282,7 +283,6 @@ def test_b201_the_narrowed_rows_follow_the_carry_wherever_its_value_flows(where,
     params = FLAT_OUT if out_shape == "[64, 256]" else ND_PARAMS
     before = pl.parse(wrap(ND_SEED.replace("out = pl.store(r, [0, 0, 0], out)", tail), params,
                            f"pl.Tensor[{out_shape}, pl.INT32]"))  # fmt: skip
-    monkeypatch.setenv("PYPTO_EGG_VALIDATE", "0")  # the rows past v are what no mad wrote: compared below
     after = flatten(before, meaning=False)
     for v in (37, 64):
         inputs = interp.random_inputs(before.function("main"), v, scalars={"v": v})

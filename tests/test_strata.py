@@ -115,7 +115,7 @@ SEED = one_op_kernel("pl.tile.exp(t)")
 
 
 def test_the_suite_checks_each_stage_reaches_its_fixpoint_and_the_check_finds_a_short_plan(monkeypatch):
-    """tests/conftest.py turns the check on (PYPTO_EGG_CHECK_SCHEDULE): after each stage's steps, the stage as one
+    """tests/conftest.py turns the check on (check_schedule=True): after each stage's steps, the stage as one
     ruleset runs once more and must change nothing. A plan that runs an iterating step only once is caught (a
     dynamic valid shape's merge walks its list, an iteration a dim)."""
     program = pl.parse(SEED)

@@ -467,7 +467,7 @@ def explain_function(eg: EGraphRun, fn_name: str) -> list[StatementExplanation]:
         out.append(StatementExplanation(
             fn_name, sid, getattr(span, "line", None), head + print_expr(call), plan_words(plan),
             str(plan) if plan is not None else "-", cost, rules, reader.facts(sid, stmt), alternatives,
-            reader.idle_rules(sid, rules),
+            reader.idle_rules(sid, [*rules, *(r for a in alternatives for r in a.rules)]),
         ))  # fmt: skip
     return out
 

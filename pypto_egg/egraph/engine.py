@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -85,6 +84,7 @@ class EGraphRun(PlanReader):
         prune_rules: bool = True,
         reads: frozenset[str] | None = None,
         share_requests: bool = True,
+        check_schedule: bool = False,
     ) -> None:
         """`reuse_rules`: put the facts on the owner thread's already-loaded rules (only on that thread, see
         `run_on_owner`; call `close()` when done) instead of loading the rules into an e-graph of its own.
@@ -92,7 +92,9 @@ class EGraphRun(PlanReader):
         `reads`: the relations and functions the caller reads besides the plans, when it reads no other table and
         no other term (the pass, not explain or the pictures, which read everything: None), so rules whose work
         nobody reads are not run either. `share_requests`: statements asking the same question share one request
-        where the caller reads plans alone (`reads`) and no user's rule is loaded."""
+        where the caller reads plans alone (`reads`) and no user's rule is loaded. `check_schedule`: after each
+        stage's ordered steps, run the stage as one ruleset and require that it changes nothing (strata.py; the
+        test suite turns it on for every run)."""
         self.strategy = check_strategy(strategy)
         self._reads = reads
         names = [function_name] if isinstance(function_name, str) else list(function_name)
@@ -133,8 +135,7 @@ class EGraphRun(PlanReader):
         )
         self.report.rules_loaded = self.relevance.kept
         self._user_rules = bool(extra_rules)
-        # after each stage's steps, run the stage as one ruleset and require that it changes nothing (the tests)
-        self.check_schedule = os.environ.get("PYPTO_EGG_CHECK_SCHEDULE", "") not in ("", "0")
+        self.check_schedule = check_schedule
         self._fact_folder = self._attach(reuse_rules)
         self.report.times["load rules"] = time.perf_counter() - t0
         self._inputs = self._write_facts(share=share_requests and reads is not None and not extra_rules)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import os
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -221,7 +220,7 @@ def flatten_tile_nd_to_2d(
     extra_rules: Sequence[str | Path] = (),
     verify: bool = True,
     limits: Limits | None = None,
-    validate: bool | None = None,
+    validate: bool = False,
     seeds: int = 2,
     strategy: str = "reference",
     cost_model: CostModel | None = None,
@@ -230,7 +229,7 @@ def flatten_tile_nd_to_2d(
     """The pass object: `passes.flatten_tile_nd_to_2d()(program) -> Program`.
 
     `validate`: interpret every rewritten function before and after on `seeds` random inputs and raise
-    ValidationError at the first output that differs (default: off, or the PYPTO_EGG_VALIDATE variable).
+    ValidationError at the first output that differs.
     `strategy`: "reference" gives the reference pass's answer; "optimal" lets the e-graph hold every legal
     route of each batched-matmul operand and takes the cheapest by `extract.cost.OptimalCostModel`.
     `cost_model`: extraction minimises this model instead (see extract/cost.py).
@@ -239,8 +238,6 @@ def flatten_tile_nd_to_2d(
     check_strategy(strategy)
     if runner not in RUNNERS:
         raise UserError(f"unknown runner {runner!r}; choose one of {', '.join(RUNNERS)}")
-    if validate is None:
-        validate = os.environ.get("PYPTO_EGG_VALIDATE", "") not in ("", "0")
     return FlattenTileNdTo2D(
         get_backend(backend), tuple(extra_rules), verify, limits or Limits(), validate=validate,
         validation_seeds=seeds, strategy=strategy, cost_model=cost_model, runner=runner,
