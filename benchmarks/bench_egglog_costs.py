@@ -94,7 +94,7 @@ def together_or_apart(rules: int, together: bool, repeat: int) -> float:
 
 
 def reset(tables: int, filled: int, repeat: int) -> float:
-    """One iteration of a reset ruleset (one deleting rule per table, as `egraph/resident.py` declares) with
+    """One iteration of a reset ruleset (one deleting rule per table, as `egraph/accel/resident.py` declares) with
     `filled` of the `tables` tables holding three rows each."""
     eg = eb.EGraph()
     text = "\n".join(f"(relation T{i} (i64 i64))" for i in range(tables)) + "\n(ruleset reset)\n"

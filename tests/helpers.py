@@ -67,7 +67,7 @@ class P:
 # the prelude of a test's subprocess that watches the resident rule sets: `loads` lists the key of each set loaded,
 # and `served_by(call)` gives call()'s result and the sets that served it
 RESIDENT_PROBE = """
-from pypto_egg.egraph import resident
+from pypto_egg.egraph.accel import resident
 loads = []
 _finish = resident.ResidentRules.finish
 def _counted(self):

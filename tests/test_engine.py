@@ -172,8 +172,8 @@ def test_dag_cost_counts_a_shared_subterm_once():
 
 
 def test_fact_files_hold_each_row_and_refuse_a_malformed_one(tmp_path):
+    from pypto_egg.egraph.accel.fact_folder import FactFolder
     from pypto_egg.egraph.encode import Encoding
-    from pypto_egg.egraph.fact_folder import FactFolder
     from pypto_egg.errors import InternalError
 
     enc = Encoding()
@@ -202,7 +202,7 @@ def test_a_fact_folder_rewrites_its_files_in_place_and_cleans_up(tmp_path):
     import os
     from pathlib import Path
 
-    from pypto_egg.egraph.fact_folder import FactFolder
+    from pypto_egg.egraph.accel.fact_folder import FactFolder
 
     given = FactFolder(tmp_path)
     given.write("R.tsv", "1\t2\n3\t4\n")
@@ -226,8 +226,8 @@ def test_a_fact_folder_rewrites_its_files_in_place_and_cleans_up(tmp_path):
 
 
 def test_fact_folders_keep_a_bounded_number_of_files_open(tmp_path, monkeypatch):
-    from pypto_egg.egraph import fact_folder
-    from pypto_egg.egraph.fact_folder import FactFolder
+    from pypto_egg.egraph.accel import fact_folder
+    from pypto_egg.egraph.accel.fact_folder import FactFolder
 
     monkeypatch.setattr(fact_folder, "_MOST_KEPT_OPEN", fact_folder._kept_open + 1)
     folder = FactFolder(tmp_path)
@@ -245,8 +245,8 @@ def test_fact_folders_keep_a_bounded_number_of_files_open(tmp_path, monkeypatch)
 def test_facts_load_through_one_include_from_any_folder_name(tmp_path):
     import egglog.bindings as eb
 
+    from pypto_egg.egraph.accel.fact_folder import FactFolder
     from pypto_egg.egraph.engine import load_facts
-    from pypto_egg.egraph.fact_folder import FactFolder
 
     folder = tmp_path / 'a "quoted" folder\\with a backslash'
     folder.mkdir()

@@ -1,5 +1,5 @@
 """egglog holds the encoder's relations, the rules' relations of integers and their flags in a few shared tables
-(egraph/fact_table.py), while the rules, the view and the host read each by its own name."""
+(egraph/accel/fact_table.py), while the rules, the view and the host read each by its own name."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 
 import pypto_egg.language as pl
 from pypto_egg.egraph import EGraphRun, FlattenEGraph
-from pypto_egg.egraph.fact_table import (
+from pypto_egg.egraph.accel.fact_table import (
     DERIVED_TABLE,
     FACT_TABLE,
     FLAG_TABLES,

@@ -1,11 +1,11 @@
-"""Only the rules a program's facts could fire are loaded (egraph/relevance.py), and that never changes an answer."""
+"""Only the rules a program's facts could fire are loaded (egraph/accel/relevance.py), and that never changes an answer."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from pypto_egg.egraph.relevance import relevant_rules
+from pypto_egg.egraph.accel.relevance import relevant_rules
 from pypto_egg.egraph.rules import RuleFile, shipped_rule_files
 from pypto_egg.extract.lower_matmul import MatmulLowerer
 

@@ -10,8 +10,8 @@ import pytest
 
 import pypto_egg.language as pl
 from pypto_egg import passes
-from pypto_egg.egraph import resident
-from pypto_egg.egraph.resident import ResidentRules, run_on_owner
+from pypto_egg.egraph.accel import resident
+from pypto_egg.egraph.accel.resident import ResidentRules, run_on_owner
 from pypto_egg.errors import PassError
 from pypto_egg.ir import python_print
 
@@ -139,7 +139,7 @@ import dataclasses
 import sys
 import pypto_egg.language as pl
 from pypto_egg import passes
-from pypto_egg.egraph.rule_sets import RuleSetKey
+from pypto_egg.egraph.accel.rule_sets import RuleSetKey
 from pypto_egg.ir import python_print
 bigger, small = sys.argv[1], sys.argv[2]
 flatten = passes.flatten_tile_nd_to_2d()
@@ -148,7 +148,7 @@ for rows in (17, 18):
 _, own = served_by(lambda: flatten(pl.parse(bigger.format(rows=19))))  # asked for a third time: its own set loads
 got, ran = served_by(lambda: python_print(flatten(pl.parse(small.format(rows=21)))))
 assert [rr.key for rr in own] == [rr.key for rr in ran] and isinstance(ran[0].key, RuleSetKey), (own, ran)
-everything = dataclasses.replace(flatten, prune_rules=False)
+everything = dataclasses.replace(flatten, acceleration=Acceleration(prune_rules=False))
 assert got == python_print(everything(pl.parse(small.format(rows=21))))
 print("ok")
 """

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import pypto_egg.language as pl
+from pypto_egg.egraph.accel.rule_sets import RuleSetKey, family_relevances
 from pypto_egg.egraph.engine import HOST_ASSERTED, HOST_READS, EGraphRun
-from pypto_egg.egraph.rule_sets import RuleSetKey, family_relevances
 from pypto_egg.egraph.rules import shipped_rule_files
 from pypto_egg.extract.lower_matmul import MatmulLowerer
 
@@ -62,7 +62,7 @@ import pypto_egg.language as pl
 from pypto_egg import passes
 from pypto_egg.ir import python_print
 flatten = passes.flatten_tile_nd_to_2d()
-every = dataclasses.replace(flatten, prune_rules=False)
+every = dataclasses.replace(flatten, acceleration=Acceleration(prune_rules=False))
 def served(program):
     got, ran = served_by(lambda: python_print(flatten(program)))
     return got, ran[0]

@@ -1,4 +1,4 @@
-"""Statements that ask the e-graph the same question share one request (egraph/shared_requests.py), and that never
+"""Statements that ask the e-graph the same question share one request (egraph/accel/shared_requests.py), and that never
 changes an answer: the plans, the lowered program and its meaning are those of one request per statement (over
 the corpus, the examples and generated programs: tests/test_pass_options.py)."""
 
@@ -7,8 +7,9 @@ from __future__ import annotations
 import pypto_egg.language as pl
 from pypto_egg import ir
 from pypto_egg.egraph import EGraphRun
+from pypto_egg.egraph.accel import Acceleration
+from pypto_egg.egraph.accel.shared_requests import REQUEST_RELATIONS, STATEMENT_COLUMNS
 from pypto_egg.egraph.encode import RELATIONS
-from pypto_egg.egraph.shared_requests import REQUEST_RELATIONS, STATEMENT_COLUMNS
 from pypto_egg.extract.lower_matmul import MatmulLowerer
 from pypto_egg.passes.flatten import FlattenTileNdTo2D
 
@@ -67,7 +68,9 @@ def test_repeated_questions_share_one_request_and_get_each_statement_the_same_pl
         assert plans == {sid: str(plan) for sid, plan in own.plans().items()}
         assert len(plans) == statements and "None" not in plans.values()
     after = FlattenTileNdTo2D(backend=None)(program)
-    ir.assert_structural_equal(after, FlattenTileNdTo2D(share_requests=False)(program))
+    ir.assert_structural_equal(
+        after, FlattenTileNdTo2D(acceleration=Acceleration(shared_requests=False))(program)
+    )
     check_meaning(program, after)
 
 

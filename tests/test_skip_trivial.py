@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import pypto_egg.language as pl
 from pypto_egg import ir, passes
+from pypto_egg.egraph.accel import Acceleration
 from pypto_egg.errors import UserError
 from pypto_egg.ir import python_print
 from pypto_egg.passes.flatten import FlattenTileNdTo2D
@@ -30,7 +31,7 @@ def both_paths(program: ir.Program) -> tuple[ir.Program | str, ir.Program | str]
     out = []
     for skip in (True, False):
         try:
-            out.append(FlattenTileNdTo2D(skip_trivial=skip)(program))
+            out.append(FlattenTileNdTo2D(acceleration=Acceleration(trivial_skip=skip))(program))
         except Exception as e:
             out.append(f"{type(e).__name__}: {e}")
     return out[0], out[1]

@@ -1,4 +1,4 @@
-"""The order a stage's rules run in (egraph/strata.py): each rule once its inputs are complete, and only rules
+"""The order a stage's rules run in (egraph/accel/strata.py): each rule once its inputs are complete, and only rules
 that feed each other iterate together; the steps reach the stage's fixpoint."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 import pypto_egg.language as pl
 from pypto_egg import passes
-from pypto_egg.egraph import strata
+from pypto_egg.egraph.accel import strata
 from pypto_egg.egraph.rule_index import parse_schedule, rule_index
 from pypto_egg.egraph.rules import RuleFile, schedule_text, shipped_rule_files
 from pypto_egg.errors import InternalError

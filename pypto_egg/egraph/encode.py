@@ -33,8 +33,8 @@ from ..ir.stmt import (
     Stmt,
 )
 from ..ir.types import MemorySpace, TensorType, TileType
-from .fact_folder import FactFolder
-from .fact_table import layout
+from .accel.fact_folder import FactFolder
+from .accel.fact_table import layout
 from .rules import fact_relations
 
 # relation name -> column count, as rules/encode.egg declares them

@@ -16,15 +16,11 @@ from ..errors import RuleError, ScheduleLimitError, UserError
 from ..extract.cost import CostModel, OptimalCostModel
 from ..extract.graph import StoredRelations
 from ..ir.stmt import Program
-from . import shared_requests
-from .encode import Encoding
-from .encoder import encode_functions
-from .fact_folder import FactFolder
-from .fact_table import packed_relations
-from .plan_reader import PlanReader, settled_plan
-from .relevance import Relevance, all_rules, relevant_rules
-from .report import RunReport
-from .resident import (
+from .accel import Acceleration, shared_requests
+from .accel.fact_folder import FactFolder
+from .accel.fact_table import packed_relations
+from .accel.relevance import Relevance, all_rules, relevant_rules
+from .accel.resident import (
     ResidentRules,
     check_not_forked_after_use,
     forked_since_import,
@@ -32,8 +28,14 @@ from .resident import (
     resident_rules,
     smallest_ready,
 )
+from .accel.rule_sets import RuleSetKey, family_set
+from .accel.schedule_run import account_stages, record_stage, record_stages, rule_name, schedule_command
+from .accel.strata import StagePlan, concern_declarations, stage_plan
+from .encode import Encoding
+from .encoder import encode_functions
+from .plan_reader import PlanReader, settled_plan
+from .report import RunReport
 from .rule_index import Stage, parse_schedule
-from .rule_sets import RuleSetKey, family_set
 from .rules import (
     RuleFile,
     load_rule_file_slices,
@@ -44,8 +46,6 @@ from .rules import (
     schedule_text,
     shipped_rule_files,
 )
-from .schedule_run import account_stages, record_stage, record_stages, rule_name, schedule_command
-from .strata import StagePlan, concern_declarations, stage_plan
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,7 @@ class EGraphRun(PlanReader):
         reads: frozenset[str] | None = None,
         share_requests: bool = True,
         check_schedule: bool = False,
+        acceleration: Acceleration | None = None,
     ) -> None:
         """`reuse_rules`: put the facts on the owner thread's already-loaded rules (only on that thread, see
         `run_on_owner`; call `close()` when done) instead of loading the rules into an e-graph of its own.
@@ -94,7 +95,13 @@ class EGraphRun(PlanReader):
         nobody reads are not run either. `share_requests`: statements asking the same question share one request
         where the caller reads plans alone (`reads`) and no user's rule is loaded. `check_schedule`: after each
         stage's ordered steps, run the stage as one ruleset and require that it changes nothing (strata.py; the
-        test suite turns it on for every run)."""
+        test suite turns it on for every run). `acceleration`: the speed-ups to use, in place of `reuse_rules`,
+        `prune_rules` and `share_requests` (accel/__init__.py); without it the schedule runs staged and the
+        encoder states its answers."""
+        if acceleration is not None:
+            reuse_rules, prune_rules = acceleration.resident_egraphs, acceleration.prune_rules
+            share_requests = acceleration.shared_requests
+        self._staged = acceleration is None or acceleration.staged_schedule
         self.strategy = check_strategy(strategy)
         self._reads = reads
         names = [function_name] if isinstance(function_name, str) else list(function_name)
@@ -116,6 +123,7 @@ class EGraphRun(PlanReader):
             operand_lists=reads is None or bool(extra_rules),
             # a user's rules may read every page index: those are all stated up front
             page_rows=None if extra_rules else PAGE_ROWS_UP_FRONT,
+            state_answers=acceleration is None or acceleration.stated_answers,
         )
         self.report.times["encode"] = time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -252,13 +260,17 @@ class EGraphRun(PlanReader):
         user's file run stage by stage, a chunk of iterations per call, with every limit checked between calls."""
         inputs, self._inputs = self._inputs, []
         stages = parse_schedule(schedule_text())
-        if self._user_rules and self.relevance.runs(""):
+        if not self._staged:  # rules/schedule.egg as written, on this e-graph's rules
+            load_facts(self.egraph, self._fact_folder, inputs, self._egglog_failed)
+            run_text(self.egraph, schedule_text(), "rules/schedule.egg")
+        elif self._user_rules and self.relevance.runs(""):
             load_facts(self.egraph, self._fact_folder, inputs, self._egglog_failed)
             for stage in stages:
                 run = self._run_stage(stage, deadline)
                 self._record(stage, run.iterations, run.matches)
             return
-        self._saturate_stages(self._plan(), stages, inputs)
+        else:
+            self._saturate_stages(self._plan(), stages, inputs)
         if self._state_wanted_pages():
             self._run_schedule(deadline)
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from ..backend import Backend, fractal_rows
 from ..errors import RuleError
 from ..extract.narrow_carry import CarryFacts, Decide, Reseed
-from .resident import resident_rules, run_on_owner
+from .accel.resident import resident_rules, run_on_owner
 from .rules import RuleFile, read_rule_files, run_text
 from .shipped import rules_dir
 

@@ -14,8 +14,8 @@ from ..errors import InternalError
 from ..extract import ClassId, EGraphView, Extraction, Term, extract_roots
 from ..extract.cost import CostModel, DefaultCostModel
 from ..extract.graph import StoredRelations
+from .accel.fact_table import packed_relations
 from .encode import Encoding
-from .fact_table import packed_relations
 from .report import RunReport
 from .rule_index import rule_index
 from .rules import RuleFile, fact_relations

@@ -17,7 +17,7 @@ class RunReport:
     # the statements' distinct requests (EGraphRun shares a request among statements asking alike)
     requests: int = 0
     facts: int = 0
-    rules_loaded: int = 0  # the rules these facts could fire (egraph/relevance.py); -1: every rule
+    rules_loaded: int = 0  # the rules these facts could fire (egraph/accel/relevance.py); -1: every rule
     _stages: list[tuple[list[str], int]] = field(default_factory=list)  # rulesets, iterations
     _rules_fired: dict[str, int] = field(default_factory=dict)  # rule name -> matches
     _pending: list[Callable[[RunReport], None]] = field(default_factory=list, repr=False)

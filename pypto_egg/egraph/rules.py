@@ -17,7 +17,7 @@ from typing import Any
 import egglog.bindings as eb
 
 from ..errors import RuleError
-from .fact_table import stored
+from .accel.fact_table import stored
 from .shipped import SELF_CHECKS, rules_dir
 
 _INCLUDE = re.compile(r'^\s*\(include\s+"([^"]+)"\s*\)', re.MULTILINE)

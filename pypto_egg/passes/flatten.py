@@ -15,11 +15,12 @@ from pypto_egg.extract.failures import failure
 from pypto_egg.extract.lower_matmul import MatmulLowerer
 
 from ..backend import Backend, get_backend
+from ..egraph.accel import Acceleration
+from ..egraph.accel.resident import run_on_owner
 from ..egraph.core import CoreRun
 from ..egraph.engine import EGraphRun, Limits, check_strategy
 from ..egraph.narrowing import carry_decider
 from ..egraph.report import RunReport
-from ..egraph.resident import run_on_owner
 from ..errors import PassError, UserError
 from ..extract.cost import CostModel
 from ..extract.narrow_carry import narrow_acc_carries
@@ -46,17 +47,14 @@ class FlattenTileNdTo2D:
     verify: bool = True
     limits: Limits = field(default_factory=Limits)
     reports: list[RunReport] = field(default_factory=list)
-    # a function with nothing to flatten never builds an e-graph (see `nothing_to_flatten`), unless user rules
-    # are given: those may act on any function
-    skip_trivial: bool = True
     validate: bool = False  # interpret each rewritten function before and after (see passes/validate.py)
     strategy: str = "reference"  # or "optimal": every legal operand route, the cheapest by the cost model
     validation_seeds: int = 2
     validation: ValidationReport | None = None  # what the last validated call checked
-    prune_rules: bool = True  # load only the rules a program's facts could fire (egraph/relevance.py)
     cost_model: CostModel | None = None  # what extraction minimises (default: the strategy's model)
-    # statements asking the e-graph the same question share one request (egraph/shared_requests.py); off, each has its own
-    share_requests: bool = True
+    # the accelerated runner's speed-ups, each switchable (egraph/accel/); a function with nothing to flatten never
+    # builds an e-graph (`trivial_skip`) unless user rules are given: those may act on any function
+    acceleration: Acceleration = field(default_factory=Acceleration)
     # "accelerated": the engine with its speed-ups (egraph/engine.py); "core": the rules and the schedule as written
     # on a fresh e-graph, nothing stated that the rules derive, no function skipped (egraph/core.py)
     runner: str = "accelerated"
@@ -100,7 +98,7 @@ class FlattenTileNdTo2D:
                 out[i] = fn
                 continue
             # a function with nothing to flatten has no N-D tile for a precondition to refuse
-            if self.skip_trivial and not self.extra_rules and self.runner != "core":
+            if self.acceleration.trivial_skip and not self.extra_rules and self.runner != "core":
                 kept = lowered_if_trivial(fn)
                 if kept is not None:
                     out[i] = narrow_acc_carries(kept[0], carry_decider(self.backend))
@@ -138,9 +136,8 @@ class FlattenTileNdTo2D:
             CoreRun(program, names, self.backend, self.extra_rules, self.strategy, self.cost_model, MatmulLowerer.FACTS)
             if self.runner == "core"
             else EGraphRun(
-                program, names, self.backend, self.extra_rules, self.limits, reuse_rules=True, strategy=self.strategy,
-                prune_rules=self.prune_rules, cost_model=self.cost_model, reads=MatmulLowerer.FACTS,
-                share_requests=self.share_requests,
+                program, names, self.backend, self.extra_rules, self.limits, strategy=self.strategy,
+                cost_model=self.cost_model, reads=MatmulLowerer.FACTS, acceleration=self.acceleration,
             )
         )  # fmt: skip
         with run as eg:

@@ -10,9 +10,9 @@ from typing import Any
 
 import egglog.bindings as eb
 
-from ..errors import InternalError, ScheduleLimitError
-from .report import RunReport
-from .rule_index import Stage
+from ...errors import InternalError, ScheduleLimitError
+from ..report import RunReport
+from ..rule_index import Stage
 from .strata import StagePlan
 
 
@@ -53,7 +53,7 @@ def account_stages(
             if at < len(ran) and ran[at].rule_set_report.changed:
                 rules = sorted(fired([ran[at]]))
                 raise InternalError(
-                    f"the steps of stage {body} (egraph/strata.py) stopped short of its fixpoint: run as one "
+                    f"the steps of stage {body} (egraph/accel/strata.py) stopped short of its fixpoint: run as one "
                     f"ruleset, it still changes the e-graph ({', '.join(rules)})"
                 )
             at += 1

@@ -18,10 +18,10 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ..rule_index import Declarations, IndexedRule, RuleIndex, rule_index
+from ..rules import RuleFile
+from ..sexp import Form
 from .fact_table import packed_relations
-from .rule_index import Declarations, IndexedRule, RuleIndex, rule_index
-from .rules import RuleFile
-from .sexp import Form
 
 
 @dataclass(frozen=True)

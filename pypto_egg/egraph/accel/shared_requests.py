@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .encode import Encoding
+from ..encode import Encoding
 
 # a statement's request: the one row the rules read it by, its statement id first
 REQUEST_RELATIONS = (

@@ -28,9 +28,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..errors import InternalError, RuleError
-from .sexp import forms
-from .shipped import SELF_CHECKS, rules_dir
+from ...errors import InternalError, RuleError
+from ..sexp import forms
+from ..shipped import SELF_CHECKS, rules_dir
 
 FACT_TABLE = "Fact"  # the relations of integers
 TEXT_TABLE = "TextFact"  # those with a string column too

@@ -26,11 +26,11 @@ from typing import Any, TypeVar
 
 import egglog.bindings as eb
 
-from ..errors import RuleError, UserError
+from ...errors import RuleError, UserError
+from ..rule_index import rule_index, symbols
+from ..rules import RuleFile, fact_relations, load_rule_file_slices, run_text
+from ..shipped import rules_dir
 from .fact_folder import FactFolder
-from .rule_index import rule_index, symbols
-from .rules import RuleFile, fact_relations, load_rule_file_slices, run_text
-from .shipped import rules_dir
 
 T = TypeVar("T")
 RESET = "reset"  # the ruleset that empties every table

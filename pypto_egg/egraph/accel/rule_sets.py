@@ -19,9 +19,9 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..rules import RuleFile, fact_relations
 from .relevance import Relevance, relevant_rules
 from .resident import Loader, ResidentRules, resident_rules
-from .rules import RuleFile, fact_relations
 
 
 @dataclass(frozen=True)

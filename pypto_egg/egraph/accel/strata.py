@@ -22,10 +22,10 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .rule_index import IndexedRule, RuleIndex, Stage, keyword, rule_index
-from .rules import OWN_RULESET, RuleFile
-from .sexp import SExp
-from .shipped import rules_dir
+from ..rule_index import IndexedRule, RuleIndex, Stage, keyword, rule_index
+from ..rules import OWN_RULESET, RuleFile
+from ..sexp import SExp
+from ..shipped import rules_dir
 
 PRIMITIVE_SORTS = frozenset({"i64", "f64", "String", "bool", "Unit", "BigInt", "BigRat", "Rational"})
 
