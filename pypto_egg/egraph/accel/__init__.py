@@ -14,12 +14,18 @@ class Acceleration:
     """Which speed-ups the accelerated runner uses. Turning one off changes no answer (the tests hold each to the
     core runner's); the core runner is the run with none of them and no packed tables either."""
 
-    prune_rules: bool = True  # load only the rules a program's facts can fire (relevance.py)
-    staged_schedule: bool = True  # run each stage's rules in the order they feed each other (strata.py)
-    resident_egraphs: bool = True  # keep each kind's rules loaded between programs (resident.py, rule_sets.py)
-    shared_requests: bool = True  # one request for the statements that ask the same question (shared_requests.py)
-    stated_answers: bool = True  # the encoder states what the rules would work out by folding lists (encode.py)
-    trivial_skip: bool = True  # a function with nothing to flatten is lowered without an e-graph (passes/trivial.py)
+    # load only the rules a program's facts can fire (relevance.py)
+    prune_rules: bool = True
+    # run each stage's rules in the order they feed each other (strata.py, schedule_run.py)
+    staged_schedule: bool = True
+    # keep each kind's rules loaded between programs (resident.py, rule_sets.py)
+    resident_egraphs: bool = True
+    # one request for the statements that ask the same question (shared_requests.py)
+    shared_requests: bool = True
+    # the encoder states what the rules would otherwise work out by folding and scanning lists (encode.py)
+    stated_answers: bool = True
+    # a function with nothing to flatten is lowered without an e-graph (passes/trivial.py)
+    trivial_skip: bool = True
 
     @staticmethod
     def names() -> tuple[str, ...]:
