@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from .egraph.accel.resident import run_on_owner
 from .egraph.decisions import (
     Explanation,
     StatementExplanation,
@@ -14,7 +15,6 @@ from .egraph.decisions import (
     plan_words,
 )
 from .egraph.engine import EGraphRun
-from .egraph.resident import run_on_owner
 from .ir.stmt import Program
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -226,20 +227,27 @@ def test_a_fact_folder_rewrites_its_files_in_place_and_cleans_up(tmp_path):
 
 
 def test_fact_folders_keep_a_bounded_number_of_files_open(tmp_path, monkeypatch):
+    """Each folder bounds its own open files (no count shared by the process), and closes them when cleaned up."""
     from pypto_egg.egraph.accel import fact_folder
     from pypto_egg.egraph.accel.fact_folder import FactFolder
 
-    monkeypatch.setattr(fact_folder, "_MOST_KEPT_OPEN", fact_folder._kept_open + 1)
-    folder = FactFolder(tmp_path)
+    monkeypatch.setattr(fact_folder, "_MOST_KEPT_OPEN", 1)
+    folder, other = FactFolder(tmp_path / "a"), FactFolder(tmp_path / "b")
+    for f in (folder, other):
+        Path(f.path).mkdir()
     for _ in range(2):  # the second file is past the bound: opened and closed at each write, and still right
         folder.write("A.tsv", "1\t2\n")
         folder.write("B.tsv", "3\t4\n5\t6\n")
-    assert sorted(folder._open) == ["A.tsv"]
-    assert (tmp_path / "A.tsv").read_text() == "1\t2\n"
-    assert (tmp_path / "B.tsv").read_text() == "3\t4\n5\t6\n"
-    before = fact_folder._kept_open
+        other.write("C.tsv", "7\n")  # another folder keeps its own file open, whatever the first holds
+    assert sorted(folder._open) == ["A.tsv"] and sorted(other._open) == ["C.tsv"]
+    assert (tmp_path / "a" / "A.tsv").read_text() == "1\t2\n"
+    assert (tmp_path / "a" / "B.tsv").read_text() == "3\t4\n5\t6\n"
+    descriptor = folder._open["A.tsv"]
     folder.cleanup()
-    assert fact_folder._kept_open == before - 1 and not folder._open
+    assert not folder._open
+    with pytest.raises(OSError):
+        os.fstat(descriptor)
+    other.cleanup()
 
 
 def test_facts_load_through_one_include_from_any_folder_name(tmp_path):

@@ -199,3 +199,31 @@ def test_a_rule_file_egglog_rejects_is_reported_without_its_e_graph_leaving_the_
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "rejected ok" in proc.stdout
     assert "unsendable" not in proc.stderr, proc.stderr[-3000:]
+
+
+def test_a_process_that_ran_the_pass_forks_a_child_that_exits_cleanly_and_runs_the_pass_again_itself():
+    """Before a fork the process drops its resident e-graphs (the owner thread's and, forking from the main
+    thread, the main thread's), so the child holds none to drop at exit, where dropping one would hang; the parent
+    loads them again when next asked. No reference-count trick is needed."""
+    script = textwrap.dedent(f"""
+        import os, sys, threading
+        sys.path.insert(0, {str(HERE)!r})
+        import pypto_egg.language as pl
+        from pypto_egg import passes
+        from pypto_egg.ir import python_print
+        from corpus import PROGRAMS
+        program = pl.parse(PROGRAMS["batch_matmul"])
+        first = python_print(passes.flatten_tile_nd_to_2d()(program))
+        on_a_thread = []
+        t = threading.Thread(target=lambda: on_a_thread.append(python_print(passes.flatten_tile_nd_to_2d()(program))))
+        t.start(); t.join()
+        pid = os.fork()
+        if pid == 0:
+            sys.exit(0)  # atexit handlers and the interpreter's finalization run here
+        _, status = os.waitpid(pid, 0)
+        again = python_print(passes.flatten_tile_nd_to_2d()(program))
+        print("child", os.waitstatus_to_exitcode(status), "same", first == again == on_a_thread[0])
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "child 0 same True" in proc.stdout, proc.stdout + proc.stderr[-3000:]

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import os
 import tempfile
-import threading
 import weakref
 from pathlib import Path
 
-# descriptors the fact folders of a process keep open at most, together: about ten loaded sets' files (a set's
-# programs write two dozen); a file past the bound is opened and closed again at each write
-_MOST_KEPT_OPEN = 256
-_kept_open = 0
-_kept_open_lock = threading.Lock()
+# descriptors one fact folder keeps open at most: a set's programs write two dozen files; a file past the bound is
+# opened and closed again at each write. (The folders of a process are those of its loaded sets, at most about ten,
+# and of runs on an e-graph of their own, each closed when its run is.)
+_MOST_KEPT_OPEN = 32
 
 
 def facts_root() -> str | None:
@@ -28,8 +26,8 @@ class FactFolder:
 
     Each file stays open once written and is rewritten in place (a positioned write, and a truncate only when the
     text is shorter than the one before): a program writes two dozen small files, and opening, truncating and
-    closing each again costs three times as much (about 9 us against 3 us a file on a memory file system). The
-    process keeps at most `_MOST_KEPT_OPEN` of them open."""
+    closing each again costs three times as much (about 9 us against 3 us a file on a memory file system). A folder
+    keeps at most `_MOST_KEPT_OPEN` of them open, and closes them with `cleanup()` or when it goes."""
 
     def __init__(self, path: str | Path | None = None) -> None:
         self._own = (
@@ -43,7 +41,6 @@ class FactFolder:
 
     def write(self, name: str, text: str) -> str:
         """Make the file `name` hold `text` alone; its path."""
-        global _kept_open
         path = os.path.join(self.path, name)
         data = text.encode()
         fd = self._open.get(name)
@@ -57,12 +54,10 @@ class FactFolder:
         kept = False
         try:
             _write_all(fd, data)
-            with _kept_open_lock:
-                kept = _kept_open < _MOST_KEPT_OPEN
-                if kept:
-                    _kept_open += 1
-                    self._open[name] = fd
-                    self._size[name] = len(data)
+            kept = len(self._open) < _MOST_KEPT_OPEN
+            if kept:
+                self._open[name] = fd
+                self._size[name] = len(data)
         finally:
             if not kept:
                 os.close(fd)
@@ -84,9 +79,6 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def _close_all(descriptors: dict[str, int]) -> None:
-    global _kept_open
-    with _kept_open_lock:
-        _kept_open -= len(descriptors)
     for fd in descriptors.values():
         os.close(fd)
     descriptors.clear()

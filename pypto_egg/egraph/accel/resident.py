@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import ctypes
 import functools
 import os
 import queue
@@ -227,11 +226,17 @@ def reset_rules(egraph: eb.EGraph, kept: frozenset[str] = frozenset()) -> list[s
     return lines
 
 
+@functools.cache
+def _watch_forks() -> None:
+    os.register_at_fork(before=release_before_fork)
+
+
 class _Registry:
     """The resident e-graphs of one thread: it alone makes, uses and drops them (egglog's EGraph may only be
     touched and dropped by the thread that made it)."""
 
     def __init__(self, thread: threading.Thread) -> None:
+        _watch_forks()
         self.pid = os.getpid()
         self.thread = thread
         self.rules: dict[Hashable, ResidentRules] = {}
@@ -434,9 +439,6 @@ def _reply_channel() -> _Reply:
 _OWNER: _Owner | None = None
 _HOME: _Home | None = None
 _OWNER_LOCK = threading.Lock()
-_INHERITED: list[
-    _Registry
-] = []  # a forked child's copy of its parent's registries: never used, never dropped
 
 
 def owner() -> _Owner:
@@ -444,9 +446,6 @@ def owner() -> _Owner:
     global _OWNER
     with _OWNER_LOCK:
         if _OWNER is None or _OWNER.pid != os.getpid():
-            if _OWNER is not None:  # forked: the parent's e-graphs belong to a thread this process lacks
-                _INHERITED.append(_OWNER)
-                ctypes.pythonapi.Py_IncRef(ctypes.py_object(_OWNER))
             _OWNER = _Owner()
         return _OWNER
 
@@ -456,11 +455,24 @@ def home() -> _Home:
     global _HOME
     with _OWNER_LOCK:
         if _HOME is None or _HOME.pid != os.getpid():
-            if _HOME is not None:
-                _INHERITED.append(_HOME)
-                ctypes.pythonapi.Py_IncRef(ctypes.py_object(_HOME))
             _HOME = _Home()
         return _HOME
+
+
+def release_before_fork() -> None:
+    """A child process inherits no e-graph: egglog cannot run in a process forked after it ran (its worker
+    threads are not forked), and dropping an inherited e-graph there would hang. So before a fork the process
+    drops its resident e-graphs, each on the thread that made it: the owner thread's (it is asked to, and ends),
+    and the main thread's when the main thread forks. They are loaded again when next asked for. (Registered with
+    `os.register_at_fork` when the first registry is made; `subprocess` without `preexec_fn` forks no Python.)"""
+    global _OWNER, _HOME
+    own, here = _OWNER, _HOME
+    if own is not None and own.pid == os.getpid() and threading.current_thread() is not own.thread:
+        own.shutdown()
+        _OWNER = None
+    if here is not None and here.pid == os.getpid() and threading.current_thread() is threading.main_thread():
+        here.drop_all()
+        _HOME = None
 
 
 def registry() -> _Registry:
