@@ -14,6 +14,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from pypto_egg.rules import schema
+
 from .graph import ENode
 
 if TYPE_CHECKING:
@@ -75,7 +77,7 @@ class OptimalCostModel(DefaultCostModel):
 
     def node_cost(self, node: ENode) -> float:
         if node.op == "BatchMatmul":  # a plan that is not the reference's must be better by more than a tie
-            reference = node.args[6] == 1
+            reference = schema.field("BatchMatmul", node.args, "reference") == 1
             return 1.0 + plan_cost(node.args[3:6], self.weights) + (0.0 if reference else TIE)  # type: ignore[arg-type]
         return super().node_cost(node)
 

@@ -15,8 +15,8 @@ from .term import Term, as_int
 
 def failure(s: Stmt, call: Call, plan: Term) -> Exception:
     """The user error (or internal error) a Fail plan stands for."""
-    code = str(plan.args[0])
-    nums = [as_int(x) for x in plan.args[1:]]
+    code = str(plan.field("code"))
+    nums = [as_int(plan.field(f"n{i}")) for i in range(1, 6)]
     var = s.var.name if isinstance(s, AssignStmt) else None
     span = s.span or call.span
     if code == "D-02":

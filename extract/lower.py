@@ -409,7 +409,7 @@ class Lowerer:
     def retype(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         args = tuple([substitute(a, ctx) for a in call.args])
         new = self.recreate(call, args, s)
-        want = self.decode.dims(plan.args[0])
+        want = self.decode.dims(plan.field("shape"))
         got = new.type.shape if isinstance(new.type, TileType) else ()
         same = got is want or (len(got) == len(want) and all(map(exprs_equal, got, want)))
         # an N-D tile parameter is never retyped (B-006): its users stay N-D, and TileOps2D reports them
@@ -421,9 +421,11 @@ class Lowerer:
         self.bind(s, new, ctx, out)
 
     def forward(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
-        target = self.vars.get(as_int(plan.args[0]))
+        target = self.vars.get(as_int(plan.field("var")))
         if target is None or not isinstance(s, AssignStmt):
-            raise diag.internal(f"a Forward plan names variable id {plan.args[0]}, which this function lacks")
+            raise diag.internal(
+                f"a Forward plan names variable id {plan.field('var')}, which this function lacks"
+            )
         ctx[s.var.uid] = ctx.get(target.uid, target)
 
     def load_type(self, s: Stmt, call: Call, shape: Term | Any, valid: Term | Any) -> TileType:
@@ -445,10 +447,18 @@ class Lowerer:
         args = tuple([substitute(a, ctx) for a in call.args])
         if len(args) == 3:
             args = (*args, args[2])
-        self.bind(s, with_operands(call, args, self.load_type(s, call, plan.args[0], plan.args[1])), ctx, out)
+        self.bind(
+            s,
+            with_operands(call, args, self.load_type(s, call, plan.field("shape"), plan.field("valid"))),
+            ctx,
+            out,
+        )
 
     def load_collapsed(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
-        shape, valid, view_shape, offsets, shapes, window_valid, src_valid = plan.args
+        shape, valid, view_shape, offsets, shapes, window_valid, src_valid = (
+            plan.field(f)
+            for f in ("shape", "valid", "view", "offsets", "window", "window_valid", "source_valid")
+        )
         src = substitute(call.args[0], ctx)
         src_t = type_of(src)
         view_args: tuple[Expr, ...] = (src, self.tuple_of(view_shape, call))
@@ -467,27 +477,27 @@ class Lowerer:
         if kept_nd != (plan.op == "StorePartitionFlat"):
             raise diag.internal(f"a {plan.op} plan for a store whose tile operand is {tile_t} after lowering")
         if kept_nd:  # the safety net (B-052)
-            flat = self.tuple_of(plan.args[1], call)
+            flat = self.tuple_of(plan.field("flat"), call)
             args[0] = self.emit(
                 "flat_tile", make_call("tile.reshape", (args[0], flat), span=call.span), s.span, out
             )
-        window = self.tuple_of(plan.args[0], call)
+        window = self.tuple_of(plan.field("window"), call)
         self.bind(s, with_operands(call, (*args, window), type_of(args[2])), ctx, out)
 
     def alloc(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
-        args = (self.tuple_of(plan.args[0], call), *(substitute(a, ctx) for a in call.args[1:]))
+        args = (self.tuple_of(plan.field("shape"), call), *(substitute(a, ctx) for a in call.args[1:]))
         self.bind(s, self.recreate(call, args, s), ctx, out)
 
     def assemble(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         args = (
             substitute(call.args[0], ctx),
             substitute(call.args[1], ctx),
-            self.tuple_of(plan.args[0], call),
+            self.tuple_of(plan.field("offset"), call),
         )
         self.bind(s, self.recreate(call, args, s), ctx, out)
 
     def reshape(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
-        args = (substitute(call.args[0], ctx), self.tuple_of(plan.args[0], call))
+        args = (substitute(call.args[0], ctx), self.tuple_of(plan.field("shape"), call))
         self.bind(s, self.recreate(call, args, s), ctx, out)
 
     def transpose_2d(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
@@ -508,7 +518,7 @@ class Lowerer:
     def transpose_unroll(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         """nb pages of [A, B]: page i transposes rows [i*A, (i+1)*A) into rows [i*B, (i+1)*B) (the plan's
         progression, B-104)."""
-        nb, a, b = (as_int(x) for x in plan.args[:3])
+        nb, a, b = (as_int(plan.field(f)) for f in ("pages", "rows", "cols"))
         x = substitute(call.args[0], ctx)
         xt = type_of(x)
         assert isinstance(xt, TileType)

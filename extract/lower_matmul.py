@@ -19,6 +19,7 @@ from pypto_egg.ir.rebuild import Ctx, carry, substitute, with_operands
 from pypto_egg.ir.stmt import AssignStmt, Function, Stmt
 from pypto_egg.ir.tiles import retile
 from pypto_egg.ir.types import MemorySpace, TileType
+from pypto_egg.rules import schema
 
 from .lower import Lowerer, PageCalls, int_tuple
 from .term import Term, as_int
@@ -54,7 +55,7 @@ class MatmulLowerer(Lowerer):
         """B-136: the batched matmul before it stored every page; the store's value is the last page's store."""
         sid = self.enc.stmt_ids[id(s)]
         if sid not in self.page_stores:
-            raise internal(f"the store of statement {sid} is the pages' of batched matmul {as_int(plan.args[0])}, "
+            raise internal(f"the store of statement {sid} is the pages' of batched matmul {as_int(plan.field('bmm_stmt'))}, "
                            f"which stored none")  # fmt: skip
         last = self.page_stores[sid]
         if isinstance(s, AssignStmt) and last is not None:
@@ -62,7 +63,7 @@ class MatmulLowerer(Lowerer):
 
     def to_mat(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         """B-043: the load states target_memory=Mat and its type lives in Mat; then the inner plan lowers it."""
-        inner = plan.args[0]
+        inner = plan.field("plan")
         assert isinstance(inner, Term) and isinstance(s, AssignStmt)
         kwargs = (*call.kwargs, ("target_memory", MemorySpace.Mat))
         var_t = s.var.type
@@ -77,7 +78,7 @@ class MatmulLowerer(Lowerer):
         """The packed accumulator: one [M, B*N] tile in Acc (B-060, B-173)."""
         kwargs = {**dict(call.kwargs), "target_memory": MemorySpace.Acc}
         value = make_call(
-            call.op, (self.tuple_of(plan.args[0], call), *call.args[1:]), kwargs, call.attrs, call.span
+            call.op, (self.tuple_of(plan.field("shape"), call), *call.args[1:]), kwargs, call.attrs, call.span
         )
         self.bind(s, replaced(value, type=carry(value.type, s.var.type if isinstance(s, AssignStmt) else value.type)),
                   ctx, out)  # fmt: skip
@@ -85,7 +86,11 @@ class MatmulLowerer(Lowerer):
     def packed_drain(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         """A packed accumulator drains page by page straight out of L0C (B-175)."""
         sid = self.enc.request(s)
-        pages = sorted((r[1], r[2], r[3], r[4]) for r in self.facts("DrainPage") if r[0] == sid)
+        pages = sorted(
+            (r.page, r.column, r.offsets, r.window)
+            for r in schema.rows("DrainPage", self.facts("DrainPage"))
+            if r.stmt == sid
+        )
         acc = substitute(call.args[0], ctx)
         tensor = substitute(call.args[2], ctx)
         span = call.span
@@ -105,14 +110,21 @@ class MatmulLowerer(Lowerer):
     def rewindow(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         """A window of (or writeback into) a row-packed accumulator at its packed offset (B-183)."""
         args = [substitute(a, ctx) for a in call.args]
-        args[2] = self.tuple_of(plan.args[0], call)
+        args[2] = self.tuple_of(plan.field("offset"), call)
         self.bind(s, self.recreate(call, tuple(args), s), ctx, out)
 
     def row_drain(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         """A row-packed accumulator drains one [R, C] window per store, at logical row o0 + b*R (B-184)."""
         sid = self.enc.request(s)
-        rr, cc = as_int(plan.args[0]), as_int(plan.args[1])
-        pages = sorted((r[1], r[2], r[3]) for r in self.facts("RowDrainPage") if r[0] == sid)
+        rr, cc = (
+            as_int(plan.field("rows")),
+            as_int(plan.field("cols")),
+        )
+        pages = sorted(
+            (r.page, r.column, r.offsets)
+            for r in schema.rows("RowDrainPage", self.facts("RowDrainPage"))
+            if r.stmt == sid
+        )
         acc, tensor = substitute(call.args[0], ctx), substitute(call.args[2], ctx)
         span, name = call.span, self.var_name(s) or "drain"
         for i, col, offsets in pages:
@@ -150,35 +162,48 @@ class _BmmPages:
         self, low: MatmulLowerer, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]
     ) -> None:
         self.low, self.s, self.call, self.ctx, self.out = low, s, call, ctx, out
-        self.mode, self.routes = str(plan.args[0]), (as_int(plan.args[1]), as_int(plan.args[2]))
+        self.mode = str(plan.field("mode"))
+        self.routes = (as_int(plan.field("lhs_route")), as_int(plan.field("rhs_route")))
         sid = self.sid = low.enc.request(s)
         self.info = low.enc.bmm[sid]
         self.span = call.span
 
-        def rows(name: str) -> list[tuple[Any, ...]]:
-            return [r for r in low.facts(name) if r[0] == sid]
+        def rows(name: str) -> list[Any]:  # this statement's rows of a relation, read by field name
+            return [r for r in schema.rows(name, low.facts(name)) if r.stmt == sid]
 
-        self.slice_sides = {as_int(r[1]): tuple(as_int(x) for x in r[2:]) for r in rows("BSliceSide")}
-        self.row_step = next((as_int(r[1]) for r in rows("BRowWin")), 0)  # page i's window: row i * step
-        self.col_step = next((as_int(r[1]) for r in rows("BColWin")), 0)  # ... or column i * step
-        self.stores = {r[1]: (r[2], r[3]) for r in rows("BStore")}
+        self.slice_sides = {
+            as_int(r.side): tuple(as_int(x) for x in (r.row_step, r.col_step, r.rows, r.cols))
+            for r in rows("BSliceSide")
+        }
+        self.row_step = next((as_int(r.step) for r in rows("BRowWin")), 0)  # page i's window: row i * step
+        self.col_step = next((as_int(r.step) for r in rows("BColWin")), 0)  # ... or column i * step
+        self.stores = {r.page: (r.offsets, r.window) for r in rows("BStore")}
         # one static batch axis: page i stores at batch offset o + i mod e
-        self.store_one = next(((as_int(r[1]), as_int(r[2]), r[3], r[4]) for r in rows("BStoreOne")), None)
-        self.reloads = {(r[1], r[2]): r[3:] for r in rows("BReload")}
-        self.static_at = {(r[1], r[2]): (r[3], r[4]) for r in rows("BReloadAt")}
-        self.reload_steps = {as_int(r[1]): tuple(as_int(x) for x in r[2:]) for r in rows("BReloadStep")}
-        self.reload_sides = {r[1]: r[2:] for r in rows("BReloadSide")}
-        self.bases = {r[1]: r[2] for r in rows("BmmBaseRow")}
-        self.views = {as_int(r[1]) for r in rows("ViewOperand")}
+        self.store_one = next(
+            (
+                (as_int(r.batch_offset), as_int(r.extent), r.matrix_offsets, r.window)
+                for r in rows("BStoreOne")
+            ),
+            None,
+        )
+        self.reloads = {(r.page, r.side): (r.view, r.offset, r.x, r.y) for r in rows("BReload")}
+        self.static_at = {(r.page, r.side): (r.row, r.col) for r in rows("BReloadAt")}
+        self.reload_steps = {
+            as_int(r.side): tuple(as_int(x) for x in (r.row, r.row_stride, r.extent, r.col))
+            for r in rows("BReloadStep")
+        }
+        self.reload_sides = {r.side: (r.view, r.x, r.y) for r in rows("BReloadSide")}
+        self.bases = {r.side: r.load_stmt for r in rows("BmmBaseRow")}
+        self.views = {as_int(r.side) for r in rows("ViewOperand")}
         self.cast = bool(
             rows("BPageCast")
         )  # B-135/B-136: the pages move to Vec and cast to the result's dtype
         geom = rows("BmmGeom")[0]
-        self.nb, self.m, self.n = as_int(geom[2]), as_int(geom[3]), as_int(geom[4])
+        self.nb, self.m, self.n = as_int(geom.batch_count), as_int(geom.m), as_int(geom.n)
         if rows("BPagesSame"):  # page i reads page i of both sides
             self.pages: list[tuple[int, int, int]] = [(i, i, i) for i in range(self.nb)]
         else:
-            self.pages = sorted((r[1], r[2], r[3]) for r in rows("BPage"))
+            self.pages = sorted((r.page, r.lhs_page, r.rhs_page) for r in rows("BPage"))
         result_t = s.var.type if isinstance(s, AssignStmt) else call.type
         assert isinstance(result_t, TileType)
         self.result_t = result_t

@@ -7,6 +7,7 @@ from typing import Union
 
 from pypto_egg.errors import InternalError
 from pypto_egg.ir.node import fast_init
+from pypto_egg.rules import schema
 
 Prim = Union[int, float, str, bool]
 
@@ -24,6 +25,10 @@ class Term:
             str(a) if isinstance(a, Term) else repr(a) if isinstance(a, str) else str(a) for a in self.args
         ]
         return f"({self.op} {' '.join(parts)})"
+
+    def field(self, name: str) -> Term | Prim:
+        """An argument by the field name its constructor's declaration gives it (rules/schema.py)."""
+        return schema.field(self.op, self.args, name)
 
 
 def as_int(x: object) -> int:

@@ -148,6 +148,7 @@ for rows in (17, 18):
 _, own = served_by(lambda: flatten(pl.parse(bigger.format(rows=19))))  # asked for a third time: its own set loads
 got, ran = served_by(lambda: python_print(flatten(pl.parse(small.format(rows=21)))))
 assert [rr.key for rr in own] == [rr.key for rr in ran] and isinstance(ran[0].key, RuleSetKey), (own, ran)
+from pypto_egg.egraph.accel import Acceleration
 everything = dataclasses.replace(flatten, acceleration=Acceleration(prune_rules=False))
 assert got == python_print(everything(pl.parse(small.format(rows=21))))
 print("ok")

@@ -62,6 +62,7 @@ import pypto_egg.language as pl
 from pypto_egg import passes
 from pypto_egg.ir import python_print
 flatten = passes.flatten_tile_nd_to_2d()
+from pypto_egg.egraph.accel import Acceleration
 every = dataclasses.replace(flatten, acceleration=Acceleration(prune_rules=False))
 def served(program):
     got, ran = served_by(lambda: python_print(flatten(program)))

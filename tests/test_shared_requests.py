@@ -12,6 +12,7 @@ from pypto_egg.egraph.accel.shared_requests import REQUEST_RELATIONS, STATEMENT_
 from pypto_egg.egraph.encode import RELATIONS
 from pypto_egg.extract.lower_matmul import MatmulLowerer
 from pypto_egg.passes.flatten import FlattenTileNdTo2D
+from pypto_egg.rules.schema import declared
 
 from corpus import PROGRAMS
 from helpers import check_meaning
@@ -49,10 +50,16 @@ def run(program: ir.Program, share: bool, reads: frozenset[str] | None = MatmulL
     return EGraphRun(program, names, "Ascend910B", reads=reads, share_requests=share)
 
 
-def test_every_fact_relation_is_a_request_or_has_its_statement_columns_listed():
-    """A relation added to rules/encode.egg must say where it names statements before requests are shared past it."""
+def test_every_fact_relation_names_its_fields_and_so_where_it_names_statements():
+    """A relation of rules/encode.egg names its fields in its declaration; those named `stmt` or `<x>_stmt` are
+    the columns that name statements, which requests are never shared past."""
     assert not set(REQUEST_RELATIONS) & set(STATEMENT_COLUMNS)
     assert set(RELATIONS) == set(REQUEST_RELATIONS) | set(STATEMENT_COLUMNS)
+    for rel in RELATIONS:
+        d = declared(rel)
+        assert d.fields is not None and len(d.fields) == len(d.sorts), f"{rel} ({d.file}:{d.line}) names no fields"
+    assert STATEMENT_COLUMNS["BmmRow"] == (0, 8) and STATEMENT_COLUMNS["UseKindRow"] == (2,)
+    assert STATEMENT_COLUMNS["BmmBaseRow"] == (0, 2) and STATEMENT_COLUMNS["RefRow"] == ()
 
 
 def test_repeated_questions_share_one_request_and_get_each_statement_the_same_plans():

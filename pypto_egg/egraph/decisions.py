@@ -18,6 +18,7 @@ from ..extract import ClassId, Term
 from ..extract.cost import INF
 from ..ir.printer import print_expr
 from ..ir.stmt import AssignStmt
+from ..rules import schema
 from .engine import EGraphRun
 from .rule_index import IndexedRule, lists, rule_index
 from .rules import RuleFile
@@ -298,11 +299,16 @@ class _Reader:
             index.setdefault(r[0], []).append(r)
         return index
 
-    def rows(self, name: str, sid: int | None = None) -> list[tuple[Any, ...]]:
-        """A relation's rows, or those whose first column is `sid` (indexed, not scanned per statement)."""
-        if sid is None:
-            return self.view.relations.get(name, []) or []
-        return self._by_first(name).get(sid, [])
+    def rows(self, name: str, sid: int | None = None) -> list[Any]:
+        """A relation's rows, or those whose first column is `sid` (indexed, not scanned per statement), as named
+        tuples of its declared fields where it declares them (rules/schema.py)."""
+        found = self.view.relations.get(name, []) or [] if sid is None else self._by_first(name).get(sid, [])
+        d = schema.schema().get(name)
+        return (
+            schema.rows(name, found)
+            if d is not None and d.kind == "relation" and d.fields is not None
+            else found
+        )
 
     def value(self, name: str, *key: Any) -> Any:
         return next((r[-1] for r in self._by_first(name).get(key[0], []) if tuple(r[:-1]) == key), None)
@@ -314,11 +320,15 @@ class _Reader:
         kind, op = self.kind.get(sid, (None, None))
         found = []
         for rule in self.rules:
-            if plan.op == "BatchMatmul" and str(plan.args[0]) in rule.modes and rule.ref.name in self.fired:
+            if (
+                plan.op == "BatchMatmul"
+                and str(plan.field("mode")) in rule.modes
+                and rule.ref.name in self.fired
+            ):
                 found.append(rule.ref)  # the rule that decided the mode, before the one that states the plan
                 continue
             if plan.op == "Fail":
-                if str(plan.args[0]) not in rule.fails:
+                if str(plan.field("code")) not in rule.fails:
                     continue
             elif plan.op not in rule.plans:
                 continue
@@ -355,9 +365,10 @@ class _Reader:
         var = stmt.var.uid if isinstance(stmt, AssignStmt) else None
         if kind == "LoadReq":
             for r in self.rows("LoadReq", sid):
-                out.append(f"result {dims_text(self.term(r[1]))}, memory {r[3]}, source {dims_text(self.term(r[7]))} "
-                           f"({r[6]}), window {dims_text(self.term(r[9]))} at {dims_text(self.term(r[8]))}")  # fmt: skip
-                noncontig = self.value("NonContig", r[10], r[7])
+                out.append(f"result {dims_text(self.term(r.shape))}, memory {r.memory}, source "
+                           f"{dims_text(self.term(r.source))} ({r.source_layout}), window {dims_text(self.term(r.window))} "
+                           f"at {dims_text(self.term(r.offsets))}")  # fmt: skip
+                noncontig = self.value("NonContig", r.window_valid, r.source)
                 if noncontig is not None:
                     out.append(
                         f"window row-major contiguous when collapsed: {'no' if noncontig else 'yes'} (B-044)"
@@ -373,23 +384,25 @@ class _Reader:
             out += self._bmm_facts(sid)
         elif kind == "StoreReq":
             for r in self.rows("StoreReq", sid):
-                out.append(f"tile {dims_text(self.term(r[2]))} (valid {dims_text(self.term(r[1]))}) into tensor "
-                           f"{dims_text(self.term(r[3]))} at {dims_text(self.term(r[4]))}")  # fmt: skip
+                out.append(f"tile {dims_text(self.term(r.shape))} (valid {dims_text(self.term(r.valid))}) into tensor "
+                           f"{dims_text(self.term(r.tensor))} at {dims_text(self.term(r.offsets))}")  # fmt: skip
             if self.value("PackedStore", sid):
                 out.append("stores a member of a packed accumulator chain (B-050)")
         elif kind == "AllocReq":
             for r in self.rows("AllocReq", sid):
-                out.append(f"shape {dims_text(self.term(r[1]))}")
+                out.append(f"shape {dims_text(self.term(r.shape))}")
             if var is not None and self.value("PackedVar", var):
                 out.append("allocates a packed accumulator chain (B-173)")
         elif kind == "TransposeReq":
             for r in self.rows("TransposeReq", sid):
-                out.append(f"input {dims_text(self.term(r[1]))}, axes ({r[2]}, {r[3]}), {r[4]} operands")
+                out.append(
+                    f"input {dims_text(self.term(r.input))}, axes ({r.axis1}, {r.axis2}), {r.operands} operands"
+                )
             if self.rows("LegacyView", sid):
                 out.append("every use is a batched-matmul operand (B-100)")
         elif kind in ("GenericReq", "ReshapeReq", "AssembleReq"):
             for r in self.rows(kind, sid):
-                shape = r[3] if kind == "GenericReq" else r[1]
+                shape = r.shape if kind in ("GenericReq", "ReshapeReq") else r.target
                 out.append(f"{op or kind[:-3].lower()}: result {dims_text(self.term(shape))}")
         return out
 
@@ -397,13 +410,13 @@ class _Reader:
         out = []
         for r in self.rows("BmmGeom", sid):
             out.append(
-                f"output batch {dims_text(self.term(r[1]))}: B={r[2]} pages of M={r[3]} x N={r[4]}, K={r[5]}"
+                f"output batch {dims_text(self.term(r.batch))}: B={r.batch_count} pages of M={r.m} x N={r.n}, K={r.k}"
             )
-        budget = next((r[1] for r in self.rows("ConfigRow")), None)  # (strategy, Mat, Acc, Vec bytes)
+        budget = next((r.mat for r in self.rows("ConfigRow")), None)
         if budget is not None and budget >= 2**62:
             budget = None  # no backend: the capacity gate reports fit (B-116)
         for r in self.rows("BmmReq", sid):
-            lb, rb = r[6], r[7]
+            lb, rb = r.lhs_bytes, r.rhs_bytes
             if lb >= 0 and rb >= 0 and budget is None:
                 out.append(f"whole operands {lb} + {rb} = {lb + rb} bytes; no backend, so no Mat (L1) budget: "
                            f"they fit (B-116)")  # fmt: skip
@@ -412,19 +425,21 @@ class _Reader:
                 out.append(f"whole operands {lb} + {rb} = {lb + rb} bytes of Mat (L1) against a {budget}-byte "
                            f"budget: {'fits' if fits else 'does not fit'} (B-116)")  # fmt: skip
         for r in self.rows("Route", sid):
-            side = "lhs" if r[1] == 0 else "rhs"
-            how = "kept whole and sliced per page" if r[2] == 1 else "re-loaded per batch (B-138)"
+            side = "lhs" if r.side == 0 else "rhs"
+            how = "kept whole and sliced per page" if r.route == 1 else "re-loaded per batch (B-138)"
             view = " through its transpose view, by columns" if self.rows("ViewOperand", sid) and any(
-                v[1] == r[1] for v in self.rows("ViewOperand", sid)) else ""  # fmt: skip
+                v.side == r.side for v in self.rows("ViewOperand", sid)) else ""  # fmt: skip
             out.append(f"{side}: {how}{view}")
         for r in self.rows("BmmAccRow", sid):
-            chain = next((n.eclass for n in self._nodes("ChainOf") if n.args == (r[1],)), None)
+            chain = next((n.eclass for n in self._nodes("ChainOf") if n.args == (r.acc_var,)), None)
             if chain is None:
                 continue
             for p in self.rows("PackChain"):
-                if p[0] == chain:
-                    out.append(f"accumulator chain packs along columns: B={p[1]}, M={p[2]}, N={p[3]} (B-173)")
-            if any(p[0] == chain for p in self.rows("LegacyChain")):
+                if p.chain == chain:
+                    out.append(
+                        f"accumulator chain packs along columns: B={p.batch}, M={p.m}, N={p.n} (B-173)"
+                    )
+            if any(p.chain == chain for p in self.rows("LegacyChain")):
                 out.append("accumulator chain stays row-packed (B-174)")
         return out
 

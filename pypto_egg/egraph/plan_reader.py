@@ -155,5 +155,5 @@ class PlanReader:
 def settled_plan(sid: int, plan: Term) -> str:
     """What the optimal strategy's extracted batched-matmul plan settles, as the facts the rules read: each side's
     route (prescan.egg, Route) and the mode its pages are emitted in (bmm.egg, ModeTaken)."""
-    mode, lhs, rhs = plan.args[0], plan.args[1], plan.args[2]
+    mode, lhs, rhs = plan.field("mode"), plan.field("lhs_route"), plan.field("rhs_route")
     return f'(Route {sid} 0 {lhs}) (Route {sid} 1 {rhs}) (ModeTaken {sid} "{mode}")'

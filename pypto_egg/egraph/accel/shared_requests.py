@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...rules.schema import declared
 from ..encode import Encoding
+from ..rules import fact_relations
 
 # a statement's request: the one row the rules read it by, its statement id first
 REQUEST_RELATIONS = (
@@ -22,18 +24,11 @@ REQUEST_RELATIONS = (
     "TransposeRow",
     "GenericRow",
 )
-# the other relations, each with the columns of its rows that hold a statement id (none: ()); every relation of
-# rules/encode.egg is listed, so that one added later is classified before requests can be shared past it
+# the other relations the encoder writes, each with the columns of its rows that hold a statement id (none: ()):
+# the fields its declaration names `stmt` or `<something>_stmt` (rules/schema.py)
 STATEMENT_COLUMNS: dict[str, tuple[int, ...]] = {
-    "DConstRow": (), "DSymRow": (), "DBinRow": (), "ConsRow": (), "ListRow": (), "ContigRow": (), "OverflowRow": (),
-    "ContigAskRow": (), "OverflowAskRow": (), "BcastRow": (), "FlatRow": (), "Off2DRow": (), "OpndVarRow": (),
-    "OpndIntRow": (), "OpndFloatRow": (), "OpndOtherRow": (), "CapacityRow": (), "RefRow": (), "DefRow": (),
-    "SafeRow": (), "AliasRow": (), "AccVarRow": (), "DefKindRow": (), "FractalRow": (), "ConfigRow": (),
-    "PageIndexRow": (), "MemRefRow": (), "PoisonRow": (), "NdParamRow": (),
-    "StoreGivenRow": (0,), "StmtVarRow": (0,), "BmmGeomRow": (0,), "BmmUnmeasuredRow": (0,),
-    "BmmRow": (0, 8), "BmmDimRow": (0,), "BmmBaseRow": (0, 2), "BmmLegacyRow": (0, 3), "BmmOpVarRow": (0,),
-    "BmmOutRow": (0,), "BmmAccRow": (0,), "ReadsRow": (0,), "UseKindRow": (2,), "SliceRow": (0,), "InsertRow": (0,),
-}  # fmt: skip
+    name: declared(name).statement_columns for name in fact_relations() if name not in REQUEST_RELATIONS
+}
 
 
 def share_requests(enc: Encoding, read: frozenset[str] | None) -> None:
