@@ -20,7 +20,8 @@ from typing import Any, NamedTuple
 
 HERE = Path(__file__).resolve().parent
 _DECLARATION = re.compile(
-    r"^\((relation|function|constructor)\s+([\w-]+)\s+\(([^()]*)\)\s*([\w-]*)[^;\n]*(?:;\s*\(([\w ]*)\))?", re.M
+    r"^\((relation|function|constructor)\s+([\w-]+)\s+\(([^()]*)\)\s*([\w-]*)[^;\n]*(?:;\s*\(([\w ]*)\))?",
+    re.M,
 )
 
 
@@ -83,7 +84,9 @@ def row_type(name: str) -> type[Any]:
     and `row.page`. (Rows are plain tuples underneath: the encoder's files and egglog see no difference.)"""
     d = declared(name)
     if d.fields is None:
-        raise KeyError(f"{name} ({d.file}:{d.line}) names no fields: add them after its declaration, '; (a b c)'")
+        raise KeyError(
+            f"{name} ({d.file}:{d.line}) names no fields: add them after its declaration, '; (a b c)'"
+        )
     return NamedTuple(name, [(f, Any) for f in d.fields])  # type: ignore[misc]
 
 

@@ -57,7 +57,9 @@ def test_every_fact_relation_names_its_fields_and_so_where_it_names_statements()
     assert set(RELATIONS) == set(REQUEST_RELATIONS) | set(STATEMENT_COLUMNS)
     for rel in RELATIONS:
         d = declared(rel)
-        assert d.fields is not None and len(d.fields) == len(d.sorts), f"{rel} ({d.file}:{d.line}) names no fields"
+        assert d.fields is not None and len(d.fields) == len(d.sorts), (
+            f"{rel} ({d.file}:{d.line}) names no fields"
+        )
     assert STATEMENT_COLUMNS["BmmRow"] == (0, 8) and STATEMENT_COLUMNS["UseKindRow"] == (2,)
     assert STATEMENT_COLUMNS["BmmBaseRow"] == (0, 2) and STATEMENT_COLUMNS["RefRow"] == ()
 
