@@ -285,3 +285,16 @@ def test_a_rule_file_pickled_into_another_process_hashes_as_that_process_hashes_
         [sys.executable, "-c", check], input=pickle.dumps(rf), capture_output=True, timeout=120
     )
     assert run.stdout.split() == [b"True"], run.stderr[-2000:]
+
+
+def test_the_fields_table_of_docs_rules_md_is_made_from_the_declarations():
+    """docs/rules.md lists every declared field as rules/schema.py reads the declarations; each declaration's
+    fields match its columns."""
+    from pypto_egg.rules.schema import fields_table, schema
+
+    text = (ROOT / "docs" / "rules.md").read_text()
+    start = text.index("<!-- fields: generated")
+    table = text[text.index("\n", start) + 1 : text.index("<!-- /fields -->")]
+    assert table == fields_table()
+    for d in schema().values():
+        assert d.fields is None or len(d.fields) == len(d.sorts), f"{d.name} ({d.file}:{d.line})"

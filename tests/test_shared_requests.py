@@ -60,6 +60,7 @@ def test_every_fact_relation_names_its_fields_and_so_where_it_names_statements()
         assert d.fields is not None and len(d.fields) == len(d.sorts), (
             f"{rel} ({d.file}:{d.line}) names no fields"
         )
+    assert all(declared(rel).fields[0] == "stmt" for rel in REQUEST_RELATIONS)  # a request's statement first
     assert STATEMENT_COLUMNS["BmmRow"] == (0, 8) and STATEMENT_COLUMNS["UseKindRow"] == (2,)
     assert STATEMENT_COLUMNS["BmmBaseRow"] == (0, 2) and STATEMENT_COLUMNS["RefRow"] == ()
 

@@ -33,6 +33,7 @@ from ..ir.stmt import (
     Stmt,
 )
 from ..ir.types import MemorySpace, TensorType, TileType
+from ..rules.schema import ROW
 from .accel.fact_folder import FactFolder
 from .accel.fact_table import layout
 from .rules import fact_relations
@@ -174,12 +175,12 @@ class Encoding:
         if isinstance(e, BinOp) and e.op in ARITH_OPS:
             lhs, rhs = self.dim(e.lhs), self.dim(e.rhs)
             i = self._new_dim(key)
-            self.rows["DBinRow"].append((i, e.op, lhs, rhs))
+            self.rows["DBinRow"].append(ROW.DBinRow(dim=i, op=e.op, lhs=lhs, rhs=rhs))
         else:
             i = self._new_dim(key)
             name = self._symbol_name(e, i)
             self.symbols[name] = e
-            self.rows["DSymRow"].append((i, name))
+            self.rows["DSymRow"].append(ROW.DSymRow(dim=i, symbol=name))
         return i
 
     def const_dim(self, value: int) -> int:
@@ -188,7 +189,7 @@ class Encoding:
         found = self._dims.get(key)
         if found is None:
             found = self._new_dim(key)
-            self.rows["DConstRow"].append((found, value))
+            self.rows["DConstRow"].append(ROW.DConstRow(dim=found, value=value))
         return found
 
     def _new_dim(self, key: Any) -> int:
@@ -242,7 +243,9 @@ class Encoding:
             if shape and len(key) >= 2 and found not in self._merged and self.state_answers:
                 self._merged.add(found)
                 lead = self.const_dim(math.prod(key[:-1]))
-                self.rows["FlatRow"].append((found, self._list((lead, self._items[found][-1]))))
+                self.rows["FlatRow"].append(
+                    ROW.FlatRow(dims=found, flat=self._list((lead, self._items[found][-1])))
+                )
             return found
         ids = tuple(self.dim(d) for d in items)
         return self._measured(self._list(ids), ids, None)
@@ -277,7 +280,11 @@ class Encoding:
         if values is not None:
             lead = self.const_dim(math.prod(values[:-1]))
             prod = self.const_dim(math.prod(values))
-        self.rows["ListRow"].append((i, len(ids), ids[-1], init, rev, lead, prod))
+        self.rows["ListRow"].append(
+            ROW.ListRow(
+                dims=i, length=len(ids), last=ids[-1], init=init, rev=rev, lead_product=lead, product=prod
+            )
+        )
         return rev
 
     def contiguity(self, valid: int, dims: int) -> None:
@@ -289,9 +296,11 @@ class Encoding:
         self._compared.add(("c", valid, dims))
         v, d = self._static_values.get(valid), self._static_values.get(dims)
         if v is not None and d is not None and self.state_answers:
-            self.rows["ContigRow"].append((valid, dims, int(non_contiguous(v, d))))
+            self.rows["ContigRow"].append(
+                ROW.ContigRow(valid=valid, dims=dims, noncontig=int(non_contiguous(v, d)))
+            )
         else:
-            self.rows["ContigAskRow"].append((valid, dims))
+            self.rows["ContigAskRow"].append(ROW.ContigAskRow(valid=valid, dims=dims))
 
     def load_offsets_2d(self, sid: int) -> None:
         """The fold of the offsets of load `sid` over its tensor, for a load some rule may read through a 2-D view
@@ -316,7 +325,9 @@ class Encoding:
             return
         self._compared.add(("f", offsets, shape))
         row, col = fold_offsets(o, d)
-        self.rows["Off2DRow"].append((offsets, shape, self.const_dim(row), self.const_dim(col)))
+        self.rows["Off2DRow"].append(
+            ROW.Off2DRow(offsets=offsets, shape=shape, row=self.const_dim(row), col=self.const_dim(col))
+        )
 
     def overflow(self, tile: int, tensor: int) -> None:
         """Whether some dim of a store's tile exceeds the tensor's it lands on, right-aligned (B-053), of the lists
@@ -328,9 +339,9 @@ class Encoding:
         reversed_lists = self._list(self._items[tile][::-1]), self._list(self._items[tensor][::-1])
         t, d = self._static_values.get(tile), self._static_values.get(tensor)
         if t is not None and d is not None and self.state_answers:
-            self.rows["OverflowRow"].append((*reversed_lists, int(overflows(t, d))))
+            self.rows["OverflowRow"].append(ROW.OverflowRow(*reversed_lists, overflows=int(overflows(t, d))))
         else:
-            self.rows["OverflowAskRow"].append(reversed_lists)
+            self.rows["OverflowAskRow"].append(ROW.OverflowAskRow(*reversed_lists))
 
     def broadcast(self, lhs: tuple[Expr, ...], rhs: tuple[Expr, ...]) -> tuple[Expr, ...] | None:
         """Of two batch shapes, their NumPy broadcast (B-132), stated of the lists reversed (innermost axis first),
@@ -355,7 +366,9 @@ class Encoding:
         if ("b", left, right) not in self._compared:
             self._compared.add(("b", left, right))
             self.dims(batch, shape=False)  # the batch shape, and with it its reversal, stated
-            self.rows["BcastRow"].append((left, right, self._list(tuple(self.dim(d) for d in out))))
+            self.rows["BcastRow"].append(
+                ROW.BcastRow(lhs_rev=left, rhs_rev=right, out_rev=self._list(tuple(self.dim(d) for d in out)))
+            )
         return batch
 
     def bmm_geometry(
@@ -366,17 +379,20 @@ class Encoding:
         otherwise (BmmUnmeasuredRow). Which of its checks fail, and how it is unrolled, stay the rules'."""
         static = all(type(d) is ConstInt for d in (*lhs, *rhs))
         if batch is None or min(len(lhs), len(rhs)) < 2 or not static or not self.state_answers:
-            self.rows["BmmUnmeasuredRow"].append((sid,))
+            self.rows["BmmUnmeasuredRow"].append(ROW.BmmUnmeasuredRow(stmt=sid))
             return
         m, k, n, *extents = (static_int(d) or 0 for d in (lhs[-2], lhs[-1], rhs[-1], *batch))
-        self.rows["BmmGeomRow"].append((sid, self.dims(batch, shape=False), math.prod(extents), m, n, k))
+        batch_dims = self.dims(batch, shape=False)
+        self.rows["BmmGeomRow"].append(
+            ROW.BmmGeomRow(stmt=sid, batch=batch_dims, batch_count=math.prod(extents), m=m, n=n, k=k)
+        )
 
     def _list(self, ids: tuple[int, ...]) -> int:
         if ids in self._lists:  # the empty list is id 0 of every encoding (rules/encode.egg states it)
             return self._lists[ids]
         tail = self._list(ids[1:])
         i = len(self._lists)
-        self.rows["ConsRow"].append((i, ids[0], tail))
+        self.rows["ConsRow"].append(ROW.ConsRow(dims=i, head=ids[0], tail=tail))
         self._lists[ids] = i
         self._items[i] = ids
         return i
@@ -394,15 +410,15 @@ class Encoding:
         i = len(self._opnds)
         head = args[0]
         if isinstance(head, Var):
-            self.rows["OpndVarRow"].append((i, head.uid, tail))
+            self.rows["OpndVarRow"].append(ROW.OpndVarRow(opnds=i, var=head.uid, tail=tail))
         elif isinstance(head, ConstInt):
-            self.rows["OpndIntRow"].append((i, head.value, tail))
+            self.rows["OpndIntRow"].append(ROW.OpndIntRow(opnds=i, value=head.value, tail=tail))
         elif isinstance(head, ConstFloat):
-            self.rows["OpndFloatRow"].append((i, float(head.value), tail))
+            self.rows["OpndFloatRow"].append(ROW.OpndFloatRow(opnds=i, value=float(head.value), tail=tail))
         else:
             oid = len(self.others)
             self.others[oid] = head
-            self.rows["OpndOtherRow"].append((i, oid, tail))
+            self.rows["OpndOtherRow"].append(ROW.OpndOtherRow(opnds=i, expr=oid, tail=tail))
         self._opnds[key] = i
         return i
 
@@ -439,20 +455,26 @@ class Encoding:
             dst = type_of(args[2])
             assert isinstance(tile, TileType) and isinstance(dst, TensorType)
             tv, dst_dims = self.dims(tile.valid_shape), self.dims(dst.shape)
+            shape = self.dims(tile.shape)
+            offsets = self.dims(tuple_items(args[1]), shape=False)
             self.rows["StoreRow"].append(
-                (sid, tv, self.dims(tile.shape), dst_dims, self.dims(tuple_items(args[1]), shape=False))
+                ROW.StoreRow(stmt=sid, valid=tv, shape=shape, tensor=dst_dims, offsets=offsets)
             )
             self.overflow(tv, dst_dims)
             if len(args) > 3 and isinstance(args[3], MakeTuple):
-                self.rows["StoreGivenRow"].append((sid, self.dims(args[3].elements)))
+                self.rows["StoreGivenRow"].append(
+                    ROW.StoreGivenRow(stmt=sid, window=self.dims(args[3].elements))
+                )
         elif op in ("tile.create", "tile.full") and isinstance(result, TileType):
-            self.rows["AllocRow"].append((sid, self.dims(result.shape)))
+            self.rows["AllocRow"].append(ROW.AllocRow(stmt=sid, shape=self.dims(result.shape)))
         elif op == "tile.assemble" and len(args) == 3 and isinstance(args[2], MakeTuple):
             target, source = type_of(args[0]), type_of(args[1])
             if isinstance(target, TileType) and isinstance(source, TileType):
                 t, src = self.dims(target.shape), self.dims(source.shape)
                 offsets = self.dims(args[2].elements, shape=False)
-                self.rows["AssembleRow"].append((sid, t, src, offsets))
+                self.rows["AssembleRow"].append(
+                    ROW.AssembleRow(stmt=sid, target=t, source=src, offsets=offsets)
+                )
                 self.contiguity(src, t)
                 self.offsets_2d(offsets, t)
             else:
@@ -462,7 +484,7 @@ class Encoding:
             and len(args) == 2
             and isinstance(result, TileType)
         ):
-            self.rows["ReshapeRow"].append((sid, self.dims(result.shape)))
+            self.rows["ReshapeRow"].append(ROW.ReshapeRow(stmt=sid, shape=self.dims(result.shape)))
         elif op == "tile.transpose":
             self.transpose(sid, call)
         elif op in BMM_OPS:
@@ -482,9 +504,10 @@ class Encoding:
         slayout = view.slayout.value if view is not None and view.slayout is not None else "implicit"
         src_dims, valid = self.dims(src.shape), self.dims(tuple_items(window_valid))
         offsets = self.dims(tuple_items(call.args[1]), shape=False)
-        self.rows["LoadRow"].append((
-            sid, self.dims(result.shape), self.dims(result.valid_shape), mem, blayout, slayout, src.layout.value, src_dims, offsets,
-            self.dims(tuple_items(call.args[2])), valid, self.dims(src_valid),
+        self.rows["LoadRow"].append(ROW.LoadRow(
+            stmt=sid, shape=self.dims(result.shape), valid=self.dims(result.valid_shape), memory=mem, blayout=blayout,
+            slayout=slayout, source_layout=src.layout.value, source=src_dims, offsets=offsets,
+            window=self.dims(tuple_items(call.args[2])), window_valid=valid, source_valid=self.dims(src_valid),
         ))  # fmt: skip
         self.contiguity(valid, src_dims)
         self._load_offsets[sid] = (offsets, src_dims)
@@ -498,12 +521,16 @@ class Encoding:
             raise InternalError("tile.transpose input must be a tile")
         if not isinstance(a1, ConstInt) or not isinstance(a2, ConstInt):
             raise InternalError("tile.transpose axes must be integer constants")
-        self.rows["TransposeRow"].append((sid, self.dims(src.shape), a1.value, a2.value, len(call.args)))
+        self.rows["TransposeRow"].append(ROW.TransposeRow(
+            stmt=sid, input=self.dims(src.shape), axis1=a1.value, axis2=a2.value, operands=len(call.args)
+        ))  # fmt: skip
 
     def generic(self, sid: int, call: Call, result: Any) -> None:
         shape = result.shape if isinstance(result, TileType) else ()
         operands = self.operands(call.args) if self.operand_lists else -1
-        self.rows["GenericRow"].append((sid, call.op, operands, self.dims(tuple(shape))))
+        self.rows["GenericRow"].append(
+            ROW.GenericRow(stmt=sid, op=call.op, opnds=operands, shape=self.dims(tuple(shape)))
+        )
 
     def request(self, s: Stmt) -> int:
         """The statement id the rules know statement `s`'s request by (another's, where the two share one)."""

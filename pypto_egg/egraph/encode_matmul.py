@@ -30,6 +30,8 @@ from ..ir.stmt import (
 from ..ir.tiles import tile_nbytes
 from ..ir.types import TensorType, TileType
 from ..ir.walk import blocks, walk_calls
+from ..rules import schema
+from ..rules.schema import ROW
 from .encode import BMM_OPS, BmmInfo, Encoding
 
 
@@ -114,13 +116,15 @@ def batch_matmuls(enc: Encoding, fn: Function) -> None:
                 if view == _LEGACY_TRANSPOSE and isinstance(
                     e, Var
                 ):  # read through it or not: rules decide (B-100)
-                    enc.rows["BmmLegacyRow"].append((sid, side, e.uid, base_sid))
+                    enc.rows["BmmLegacyRow"].append(
+                        ROW.BmmLegacyRow(stmt=sid, side=side, transpose_var=e.uid, load_stmt=base_sid)
+                    )
                 else:
-                    enc.rows["BmmBaseRow"].append((sid, side, base_sid))
+                    enc.rows["BmmBaseRow"].append(ROW.BmmBaseRow(stmt=sid, side=side, load_stmt=base_sid))
                 if base_sid >= 0:
                     enc.load_offsets_2d(base_sid)
                 if isinstance(orig, Var):
-                    enc.rows["BmmOpVarRow"].append((sid, side, orig.uid))
+                    enc.rows["BmmOpVarRow"].append(ROW.BmmOpVarRow(stmt=sid, side=side, var=orig.uid))
             types = [type_of(e) for e, _ in peeled]
             if not all(isinstance(t, TileType) for t in types):
                 raise InternalError(f"{call.op} operands must be tiles")
@@ -132,19 +136,21 @@ def batch_matmuls(enc: Encoding, fn: Function) -> None:
             if (isinstance(nxt, AssignStmt) and isinstance(nxt.value, Call) and nxt.value.op == "tile.store"
                     and nxt.value.args[0] is s.var):  # fmt: skip
                 store = nxt
-            enc.rows["BmmRow"].append((
-                sid, kind, enc.dims(lt.shape), enc.dims(rt.shape), peeled[0][1], peeled[1][1],
-                _bytes(lt), _bytes(rt),
-                enc.stmt_ids[id(store)] if store is not None else -1, int(_matmul_dtype_differs(lt, rt, s.var.type)),
+            enc.rows["BmmRow"].append(ROW.BmmRow(
+                stmt=sid, kind=kind, lhs=enc.dims(lt.shape), rhs=enc.dims(rt.shape), lhs_view=peeled[0][1],
+                rhs_view=peeled[1][1], lhs_bytes=_bytes(lt), rhs_bytes=_bytes(rt),
+                store_stmt=enc.stmt_ids[id(store)] if store is not None else -1,
+                cast=int(_matmul_dtype_differs(lt, rt, s.var.type)),
             ))  # fmt: skip
             # each operand dim at its place in the reference's walk, lhs axes then rhs axes (B-132)
             walk = [(side, axis, d) for side, t in enumerate((lt, rt)) for axis, d in enumerate(t.shape)]
             enc.rows["BmmDimRow"] += [
-                (sid, p, side, axis, enc.dim(d)) for p, (side, axis, d) in enumerate(walk)
+                ROW.BmmDimRow(stmt=sid, place=p, side=side, axis=axis, dim=enc.dim(d))
+                for p, (side, axis, d) in enumerate(walk)
             ]
             # what a staging tile of the pages would hold (the optimal strategy's option)
             if store is not None:
-                enc.rows["BmmOutRow"].append((sid, _bytes(s.var.type)))
+                enc.rows["BmmOutRow"].append(ROW.BmmOutRow(stmt=sid, bytes=_bytes(s.var.type)))
             enc.bmm[sid] = BmmInfo(peeled[0][0], peeled[1][0], call.args[0] if kind else None,
                                    call.args[3] if kind and len(call.args) > 3 else None, store)  # fmt: skip
 
@@ -233,11 +239,13 @@ def operand_prescan(enc: Encoding, fn: Function) -> None:
         for s in flat:
             if isinstance(s, AssignStmt) and isinstance(s.value, Call) and not s.value.is_function:
                 v = s.var.uid
-                enc.rows["RefRow"].append((v, occ[v], top[v], total[v]))
+                enc.rows["RefRow"].append(ROW.RefRow(var=v, bmm_uses=occ[v], top_uses=top[v], uses=total[v]))
                 arg0 = s.value.args[0] if s.value.args else None
-                enc.rows["DefRow"].append((v, s.value.op, arg0.uid if isinstance(arg0, Var) else -1))
+                enc.rows["DefRow"].append(
+                    ROW.DefRow(var=v, op=s.value.op, arg_var=arg0.uid if isinstance(arg0, Var) else -1)
+                )
                 if _safe_peelable(s.value):
-                    enc.rows["SafeRow"].append((v,))
+                    enc.rows["SafeRow"].append(ROW.SafeRow(var=v))
 
 
 def _loops(body: tuple[Stmt, ...]) -> Iterator[ForStmt | WhileStmt]:
@@ -269,13 +277,13 @@ def accumulator_facts(enc: Encoding, fn: Function, sids: range | None = None) ->
     graph = _AliasGraph(enc)
     for p in fn.params:
         graph.var_info(p.var)
-        graph.rows["PoisonRow"].append((p.var.uid,))
+        graph.rows["PoisonRow"].append(ROW.PoisonRow(var=p.var.uid))
     graph.walk(fn.body)
     for sid in sids if sids is not None else range(len(enc.statements)):
         call = enc.statements[sid][1]
         if call.op == "tile.batch_matmul_acc" and isinstance(call.args[0], Var):
             graph.var_info(call.args[0])
-            graph.rows["BmmAccRow"].append((sid, call.args[0].uid))
+            graph.rows["BmmAccRow"].append(ROW.BmmAccRow(stmt=sid, acc_var=call.args[0].uid))
     for rel, new in graph.member_rows().items():
         enc.rows[rel] += new
 
@@ -287,11 +295,11 @@ def kept_tile_facts(enc: Encoding, fn: Function, sids: range, aliases: bool) -> 
     nd = [p.var for p in fn.params if isinstance(p.var.type, TileType) and p.var.type.rank > 2]
     if not nd:
         return
-    enc.rows["NdParamRow"] += [(v.uid, v.type.rank) for v in nd]  # type: ignore[union-attr]
+    enc.rows["NdParamRow"] += [ROW.NdParamRow(var=v.uid, rank=v.type.rank) for v in nd]  # type: ignore[union-attr]
     for sid in sids:
         for place, a in enumerate(enc.statements[sid][1].args):
             if isinstance(a, Var) and isinstance(a.type, TileType):
-                enc.rows["ReadsRow"].append((sid, place, a.uid))
+                enc.rows["ReadsRow"].append(ROW.ReadsRow(stmt=sid, place=place, var=a.uid))
     if aliases:
         graph = _AliasGraph(enc)
         graph.walk(fn.body)
@@ -314,13 +322,13 @@ class _AliasGraph:
         refs: list[int] = []
         _refs(e, refs)
         for r in refs:
-            self.rows["UseKindRow"].append((r, kind, sid))
+            self.rows["UseKindRow"].append(ROW.UseKindRow(var=r, kind=kind, use_stmt=sid))
 
     def edge(self, a: Var, b: object) -> None:
         if isinstance(b, Var):
             self.var_info(a)
             self.var_info(b)
-            self.rows["AliasRow"].append((a.uid, b.uid))
+            self.rows["AliasRow"].append(ROW.AliasRow(var=a.uid, other_var=b.uid))
 
     def record_window(self, sid: int, v: Var, op: str, args: tuple[Expr, ...]) -> None:
         """2-D windows of a parent tile and writebacks into it (the row-window facts, B-180)."""
@@ -332,17 +340,20 @@ class _AliasGraph:
         ):
             shape, offs = args[1], args[2]
             assert isinstance(shape, MakeTuple) and isinstance(offs, MakeTuple)
-            self.rows["SliceRow"].append((sid, v.uid, args[0].uid, enc.dims(shape.elements),
-                                          enc.dims(offs.elements, shape=False), int(len(args) > 3)))  # fmt: skip
+            self.rows["SliceRow"].append(ROW.SliceRow(
+                stmt=sid, var=v.uid, parent_var=args[0].uid, shape=enc.dims(shape.elements),
+                offset=enc.dims(offs.elements, shape=False), has_valid=int(len(args) > 3),
+            ))  # fmt: skip
         if (
             op == "tile.assemble"
             and isinstance(args[0], Var)
             and isinstance(args[1], Var)
             and isinstance(args[2], MakeTuple)
         ):
-            self.rows["InsertRow"].append(
-                (sid, v.uid, args[0].uid, args[1].uid, enc.dims(args[2].elements, shape=False))
-            )
+            self.rows["InsertRow"].append(ROW.InsertRow(
+                stmt=sid, var=v.uid, parent_var=args[0].uid, source_var=args[1].uid,
+                offset=enc.dims(args[2].elements, shape=False),
+            ))  # fmt: skip
 
     def walk(self, body: tuple[Stmt, ...]) -> None:
         for s in body:
@@ -369,7 +380,7 @@ class _AliasGraph:
         self.var_info(v)
         if isinstance(value, Var):
             self.edge(v, value)
-            rows["DefKindRow"].append((v.uid, "alias"))
+            rows["DefKindRow"].append(ROW.DefKindRow(var=v.uid, kind="alias"))
             return
         if not (isinstance(value, Call) and not value.is_function):
             self.use(value, "other")
@@ -379,11 +390,15 @@ class _AliasGraph:
         self.record_window(sid, v, op, args)
         if op in ("tile.batch_matmul_acc", "tile.matmul_acc", "tile.assemble") and isinstance(args[0], Var):
             self.edge(v, args[0])
-            rows["DefKindRow"].append((v.uid, "accumulate" if op != "tile.assemble" else "insert"))
+            rows["DefKindRow"].append(
+                ROW.DefKindRow(var=v.uid, kind="accumulate" if op != "tile.assemble" else "insert")
+            )
             rest = args[1:]
         else:
             rows["DefKindRow"].append(
-                (v.uid, {"tile.create": "create", "tile.batch_matmul": "bmm"}.get(op, op))
+                ROW.DefKindRow(
+                    var=v.uid, kind={"tile.create": "create", "tile.batch_matmul": "bmm"}.get(op, op)
+                )
             )
             rest = args
             if args and isinstance(args[0], Var):
@@ -394,10 +409,14 @@ class _AliasGraph:
                     ok = (len(args) == 3 and isinstance(offs, MakeTuple) and isinstance(dst, TensorType)
                           and isinstance(first.type, TileType) and len(offs.elements) == first.type.rank
                           and dst.rank == first.type.rank)  # fmt: skip
-                    rows["UseKindRow"].append((first.uid, "drain-store" if ok else "tile.store", sid))
+                    rows["UseKindRow"].append(
+                        ROW.UseKindRow(
+                            var=first.uid, kind="drain-store" if ok else "tile.store", use_stmt=sid
+                        )
+                    )
                     rest = args[1:]
                 elif op == "tile.move":
-                    rows["UseKindRow"].append((first.uid, "drain-move", sid))
+                    rows["UseKindRow"].append(ROW.UseKindRow(var=first.uid, kind="drain-move", use_stmt=sid))
                     rest = args[1:]
         for a in rest:
             self.use(a, f"operand:{op}")
@@ -410,12 +429,12 @@ class _AliasGraph:
         ok = len(ty) == 1 and len(ey) == 1 and s.else_body is not None
         for i, rv in enumerate(s.return_vars):
             self.var_info(rv)
-            self.rows["DefKindRow"].append((rv.uid, "carry"))
+            self.rows["DefKindRow"].append(ROW.DefKindRow(var=rv.uid, kind="carry"))
             if ok and i < len(ty[0].values) and i < len(ey[0].values):
                 self.edge(rv, ty[0].values[i])
                 self.edge(rv, ey[0].values[i])
             else:
-                self.rows["PoisonRow"].append((rv.uid,))
+                self.rows["PoisonRow"].append(ROW.PoisonRow(var=rv.uid))
 
     def loop(self, s: ForStmt | WhileStmt) -> None:
         rows = self.rows
@@ -428,33 +447,38 @@ class _AliasGraph:
         ys = _own_yields(s.body)
         for i, ia in enumerate(s.iter_args):
             self.var_info(ia.var)
-            rows["DefKindRow"].append((ia.var.uid, "carry"))
+            rows["DefKindRow"].append(ROW.DefKindRow(var=ia.var.uid, kind="carry"))
             if isinstance(ia.init, Var):
                 self.edge(ia.var, ia.init)
             else:
                 self.use(ia.init, "other")
-                rows["PoisonRow"].append((ia.var.uid,))
+                rows["PoisonRow"].append(ROW.PoisonRow(var=ia.var.uid))
             ret = s.return_vars[i] if i < len(s.return_vars) else None
             if ret is not None:
                 self.var_info(ret)
-                rows["DefKindRow"].append((ret.uid, "carry"))
+                rows["DefKindRow"].append(ROW.DefKindRow(var=ret.uid, kind="carry"))
                 self.edge(ret, ia.var)
             if len(ys) == 1 and len(ys[0].values) == len(s.iter_args):
                 self.edge(ia.var, ys[0].values[i])
             else:
-                rows["PoisonRow"].append((ia.var.uid,))
+                rows["PoisonRow"].append(ROW.PoisonRow(var=ia.var.uid))
                 if ret is not None:
-                    rows["PoisonRow"].append((ret.uid,))
+                    rows["PoisonRow"].append(ROW.PoisonRow(var=ret.uid))
 
     def member_rows(self) -> dict[str, list[tuple[Any, ...]]]:
         """The rows of the variables a chain can hold: those the edges, the seeds and the windows mention."""
         rows = self.rows
-        members = {u for r in rows["AliasRow"] for u in r} | {r[1] for r in rows["BmmAccRow"]}
-        members |= {u for r in rows["SliceRow"] for u in r[1:3]} | {
-            u for r in rows["InsertRow"] for u in r[1:4]
+        members = {u for r in schema.rows("AliasRow", rows["AliasRow"]) for u in (r.var, r.other_var)}
+        members |= {r.acc_var for r in schema.rows("BmmAccRow", rows["BmmAccRow"])}
+        members |= {u for r in schema.rows("SliceRow", rows["SliceRow"]) for u in (r.var, r.parent_var)}
+        members |= {
+            u
+            for r in schema.rows("InsertRow", rows["InsertRow"])
+            for u in (r.var, r.parent_var, r.source_var)
         }
-        for rel in ("DefKindRow", "UseKindRow", "PoisonRow"):
-            rows[rel] = [r for r in rows[rel] if r[0] in members]
+        for rel in ("DefKindRow", "UseKindRow", "PoisonRow"):  # (each keyed by its variable first)
+            var = schema.declared(rel).index("var")
+            rows[rel] = [r for r in rows[rel] if r[var] in members]
         for uid in sorted(members & self.seen.keys()):
             t = self.seen[uid].type
             assert isinstance(t, TileType)
@@ -462,11 +486,12 @@ class _AliasGraph:
             partial = any(not (static_int(a) is not None and static_int(a) == static_int(b))
                           for a, b in zip(t.valid_shape, t.shape))  # fmt: skip
             mem = t.memory.value if t.memory is not None else "none"
-            rows["AccVarRow"].append(
-                (uid, self.enc.dims(t.shape), t.dtype.nbytes, mem, int(partial), int(static))
-            )
+            rows["AccVarRow"].append(ROW.AccVarRow(
+                var=uid, shape=self.enc.dims(t.shape), element_bytes=t.dtype.nbytes, memory=mem, partial=int(partial),
+                static=int(static),
+            ))  # fmt: skip
             if t.memref is not None:
-                rows["MemRefRow"].append((uid,))
+                rows["MemRefRow"].append(ROW.MemRefRow(var=uid))
         return rows
 
 

@@ -10,6 +10,7 @@ from ..ir.expr import INT64_MAX
 from ..ir.stmt import AssignStmt, Function
 from ..ir.types import MemorySpace
 from ..ir.walk import walk_calls
+from ..rules.schema import ROW
 from .encode import BMM_OPS, Encoding
 from .encode_matmul import accumulator_facts, batch_matmuls, kept_tile_facts, operand_prescan
 
@@ -49,18 +50,23 @@ def encode_functions(
         kept_tile_facts(enc, fn, sids, aliases=not accumulates)
         enc.function_sids[fn.name] = sids
     stated = enc.page_bound if page_rows is None else min(enc.page_bound, page_rows)
-    enc.rows["PageIndexRow"] = [(i,) for i in range(stated)]
-    enc.rows["FractalRow"] = [(enc.fractal_rows,)]
+    enc.rows["PageIndexRow"] = [ROW.PageIndexRow(index=i) for i in range(stated)]
+    enc.rows["FractalRow"] = [ROW.FractalRow(rows=enc.fractal_rows)]
     for st, sid in ((st, sid) for sid, (st, _) in enumerate(enc.statements)):
         if isinstance(st, AssignStmt):
-            enc.rows["StmtVarRow"].append((sid, st.var.uid))
+            enc.rows["StmtVarRow"].append(ROW.StmtVarRow(stmt=sid, var=st.var.uid))
     # the strategy and the budgets in one row (one fact file the fewer per program): Mat, Acc and Vec bytes
     capacity = backend.capacity if backend is not None else {}
     mat, acc, vec = (capacity.get(m) for m in (MemorySpace.Mat, MemorySpace.Acc, MemorySpace.Vec))
     enc.rows["ConfigRow"] = [
-        (strategy, mat if mat is not None else INT64_MAX, acc or INT64_MAX, vec or INT64_MAX)
+        ROW.ConfigRow(
+            strategy=strategy,
+            mat=mat if mat is not None else INT64_MAX,
+            acc=acc or INT64_MAX,
+            vec=vec or INT64_MAX,
+        )
     ]
     if backend is not None:
         for space, nbytes in backend.capacity.items():
-            enc.rows["CapacityRow"].append((space.value, nbytes))
+            enc.rows["CapacityRow"].append(ROW.CapacityRow(memory=space.value, bytes=nbytes))
     return enc
