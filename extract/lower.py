@@ -198,9 +198,6 @@ class Lowerer:
     FACTS: ClassVar[frozenset[str]] = frozenset()
 
     def handle(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
-        sid = self.enc.stmt_ids.get(id(s))
-        if sid is not None:
-            self.lowered.setdefault(sid, plan)
         getattr(self, self.HANDLERS[plan.op])(s, call, plan, ctx, out)
 
     @functools.cached_property
@@ -239,6 +236,7 @@ class Lowerer:
                 plan = self.plans.get(sid)
                 if plan is None:
                     raise diag.internal(f"no lowering was extracted for {value.op} (statement {sid})")
+                self.lowered[sid] = plan
                 self.handle(s, value, plan, ctx, out)
             else:
                 self.passthrough(s, value, ctx, out)

@@ -28,7 +28,13 @@ class Term:
 
     def field(self, name: str) -> Term | Prim:
         """An argument by the field name its constructor's declaration gives it (rules/schema.py)."""
-        return schema.field(self.op, self.args, name)
+        at = _PLACES.get((self.op, name))
+        if at is None:
+            at = _PLACES[self.op, name] = schema.declared(self.op).index(name)
+        return self.args[at]
+
+
+_PLACES: dict[tuple[str, str], int] = {}  # (constructor, field) -> its argument's place, as the schema says
 
 
 def as_int(x: object) -> int:

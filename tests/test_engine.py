@@ -44,7 +44,7 @@ def test_flatten_egraph_api_and_report():
     assert {"encode", "load rules", "load facts", "saturate"} <= set(report.times)
     assert report.rules_fired["flatten"] > 0 and report.rules_fired["store-aligned-window-same-rank"] == 1
     assert any(f.endswith("store.egg") for f in report.rule_files)
-    plans = eg.plans()
+    plans = eg.plan_terms()
     assert [plans[i].op for i in range(4)] == ["LoadFlat", "LoadFlat", "Retype", "StorePartition"]
     assert "extract" in eg.report.times
     assert report.as_dict()["statements"] == 4
@@ -53,7 +53,7 @@ def test_flatten_egraph_api_and_report():
 def test_shared_subterms_are_one_object():
     """The two loads have the same merged shape: one e-class, so one Term object (DAG-aware)."""
     eg = egraph.FlattenEGraph(pl.parse(SRC), "main")
-    plans = eg.plans()
+    plans = eg.plan_terms()
     assert plans[0].args[0] is plans[1].args[0]
     assert plans[0].args[0] is plans[2].args[0]
 
@@ -61,7 +61,7 @@ def test_shared_subterms_are_one_object():
 def test_extraction_is_deterministic():
     texts = {python_print(passes.flatten_tile_nd_to_2d()(pl.parse(SRC))) for _ in range(3)}
     assert len(texts) == 1
-    plan_texts = {str(egraph.FlattenEGraph(pl.parse(SRC), "main").plans()) for _ in range(3)}
+    plan_texts = {str(egraph.FlattenEGraph(pl.parse(SRC), "main").plan_terms()) for _ in range(3)}
     assert len(plan_texts) == 1
 
 
@@ -287,7 +287,7 @@ def test_the_iteration_limit_binds_each_step_of_the_one_schedule_command():
     and stage counts (B-134)."""
     program = pl.parse(BMM)
     free = egraph.FlattenEGraph(program, "main")
-    plans, stages = str(free.plans()), free.saturate().stages
+    plans, stages = str(free.plan_terms()), free.saturate().stages
     assert sum(n for _, n in stages) > len(stages)
     failed = []
     for limit in range(1, 12):
@@ -298,7 +298,7 @@ def test_the_iteration_limit_binds_each_step_of_the_one_schedule_command():
             assert f"iteration limit ({limit}) in stage" in str(e)
             failed.append(limit)
             continue
-        assert str(eg.plans()) == plans and eg.report.stages == stages
+        assert str(eg.plan_terms()) == plans and eg.report.stages == stages
         break
     else:
         pytest.fail("no limit up to 11 iterations let the shipped rules finish")

@@ -249,7 +249,7 @@ def test_b052_b104_what_the_rules_keep_nd_is_reshaped_and_nothing_else(body):
     assert after.count("pl.tile.reshape(") == 1, after
     plan = "TransposeUnrollND" if body == "transpose" else "StorePartitionFlat"
     eg = FlattenEGraph(pl.parse(_KEPT_HEAD + text), "main")
-    assert plan in {p.op for p in eg.plans().values() if p is not None}
+    assert plan in {p.op for p in eg.plan_terms().values() if p is not None}
 
 
 def test_d02_a_window_walk_over_a_dynamic_axis_names_the_remedy():

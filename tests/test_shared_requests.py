@@ -74,8 +74,8 @@ def test_repeated_questions_share_one_request_and_get_each_statement_the_same_pl
         # the rules read either (their operands are not stated), so they are one too
         assert shared.report.requests == 4 and own.report.requests == 10
         assert len(shared.encoding.rows["GenericRow"]) == 2 and len(own.encoding.rows["GenericRow"]) == 5
-        plans = {sid: str(plan) for sid, plan in shared.plans().items()}
-        assert plans == {sid: str(plan) for sid, plan in own.plans().items()}
+        plans = {sid: str(plan) for sid, plan in shared.plan_terms().items()}
+        assert plans == {sid: str(plan) for sid, plan in own.plan_terms().items()}
         assert len(plans) == statements and "None" not in plans.values()
     after = FlattenTileNdTo2D(backend=None)(program)
     ir.assert_structural_equal(

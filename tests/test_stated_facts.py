@@ -180,7 +180,7 @@ def geometry(src: str) -> tuple[list[tuple[object, ...]], dict[str, int], dict[i
     """A batched matmul's BmmGeom rows, the rules fired and the plans chosen."""
     with EGraphRun(pl.parse(src), "main", "Ascend910B") as eg:
         fired = eg.saturate().rules_fired
-        return eg.facts("BmmGeom"), fired, eg.plans()
+        return eg.facts("BmmGeom"), fired, eg.plan_terms()
 
 
 @settings(max_examples=12, deadline=None)
@@ -279,7 +279,7 @@ return out
     with EGraphRun(pl.parse(src), "main", "Ascend910B") as eg:
         assert len(eg.encoding.rows["Off2DRow"]) == 1  # b's
         fired = eg.saturate().rules_fired
-        plans = eg.plans()
+        plans = eg.plan_terms()
         a_plan, b_plan = (plans[sid] for sid in eg.encoding.function_sids["main"][:2])
     assert a_plan is not None and a_plan.op == "LoadCollapsed", a_plan
     assert b_plan is not None and b_plan.op == "LoadCollapsed", b_plan

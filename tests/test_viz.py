@@ -103,3 +103,29 @@ def test_decision_view_lists_statements_and_renders_a_selection(tmp_path):
         assert whole
         page.screenshot(artifacts / "decision-view.png")
     assert (artifacts / "decision-view.png").stat().st_size > 10_000
+
+
+def test_the_python_api_speaks_the_dsl():
+    """`plans()` maps each statement (line and text) to its plan in words, the term kept beside them;
+    `explain(line)` is what `pypto-egg explain --stmt LINE` prints; `timeline()` is the run stage by stage."""
+    import subprocess
+    import sys
+
+    from pypto_egg.egraph.facade import Plan, Statement
+
+    path = ROOT / "examples" / "seed_example.py"
+    eg = FlattenEGraph(pl.parse_file(path, "Before"), "main_incore_0", backend="Ascend910B")
+    plans = eg.plans()
+    text = str(plans)
+    assert "Term(" not in text and "Term(" not in repr(plans)
+    assert "line 14: x_tile = pl.tile.load(x, [0, 0, 0], [2, 3, 4], [2, 3, 4])" in text
+    assert "loaded into a 2-D [6, 4] tile" in text
+    load = next(s for s in plans if s.line == 14)
+    assert isinstance(load, Statement) and isinstance(plans[load], Plan) and plans[load].term.op == "LoadFlat"
+    cli = subprocess.run(
+        [sys.executable, "-m", "pypto_egg.cli", "explain", str(path), "--program", "Before", "--stmt", "16"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert cli.returncode == 0 and eg.explain(16) == cli.stdout
+    stages = eg.timeline()
+    assert stages[0].rulesets == ("build",) and sum(s.iterations for s in stages) > 0

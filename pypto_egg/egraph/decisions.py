@@ -9,7 +9,7 @@ The rules decide; this module only reads a saturated e-graph back and says what 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,8 @@ from typing import Any
 from ..extract import ClassId, Term
 from ..extract.cost import INF
 from ..ir.printer import print_expr
-from ..ir.stmt import AssignStmt
+from ..ir.stmt import AssignStmt, Function
+from ..ir.walk import blocks
 from ..rules import schema
 from .engine import EGraphRun
 from .rule_index import IndexedRule, lists, rule_index
@@ -235,8 +236,8 @@ def dims_text(t: Any) -> str:
     return "[" + ", ".join(items) + "]"
 
 
-def plan_words(plan: Term | None) -> str:
-    """The plan as a sentence, with shapes as [6, 4]."""
+def plan_words(plan: Term | None, var_names: Mapping[int, str] | None = None) -> str:
+    """The plan as a sentence, with shapes as [6, 4]; `var_names` names the variables a plan points at by id."""
     if plan is None:
         return "no plan (the statement is left to the lowering's safety net)"
     a = plan.args
@@ -244,7 +245,8 @@ def plan_words(plan: Term | None) -> str:
         "Keep": lambda: "kept as written (nothing in it is more than 2-D)",
         "Retype": lambda: f"re-created on the flattened operands; its result is the 2-D {dims_text(a[0])}",
         "Rededuce": lambda: "re-created on the flattened operands, its type re-deduced",
-        "Forward": lambda: "dropped: its value is the variable it reads (a batch-only reshape or view)",
+        "Forward": lambda: f"forwarded to `{(var_names or {}).get(a[0], f'variable {a[0]}')}`: the statement's value is "
+                           f"that variable, and it emits nothing of its own",
         "LoadFlat": lambda: f"loaded into a 2-D {dims_text(a[0])} tile (valid {dims_text(a[1])}); the tensor-rank "
                             f"source window stays",
         "LoadCollapsed": lambda: f"loaded into a 2-D {dims_text(a[0])} tile through a 2-D {dims_text(a[2])} view of "
@@ -458,7 +460,8 @@ def explain_function(eg: EGraphRun, fn_name: str) -> list[StatementExplanation]:
             candidates.setdefault(sid, []).append((reader.ex.cost(cls), term))
             if isinstance(classes.get(cls), int):
                 precedence[term] = classes[cls]
-    chosen = eg.plans()
+    chosen = eg.plan_terms()
+    names = variable_names(eg.program.function(fn_name))
     out = []
     for sid in eg.encoding.function_sids.get(fn_name, range(len(eg.encoding.statements))):
         stmt, call = eg.encoding.statements[sid]
@@ -469,7 +472,7 @@ def explain_function(eg: EGraphRun, fn_name: str) -> list[StatementExplanation]:
         rules = reader.rules_for(sid, plan) if plan is not None else []
         alternatives = [
             Alternative(
-                plan_words(t),
+                plan_words(t, names),
                 str(t),
                 c,
                 reader.rules_for(sid, t),
@@ -480,11 +483,23 @@ def explain_function(eg: EGraphRun, fn_name: str) -> list[StatementExplanation]:
         ]
         span = stmt.span or call.span
         out.append(StatementExplanation(
-            fn_name, sid, getattr(span, "line", None), head + print_expr(call), plan_words(plan),
+            fn_name, sid, getattr(span, "line", None), head + print_expr(call), plan_words(plan, names),
             str(plan) if plan is not None else "-", cost, rules, reader.facts(sid, stmt), alternatives,
             reader.idle_rules(sid, [*rules, *(r for a in alternatives for r in a.rules)]),
         ))  # fmt: skip
     return out
+
+
+def variable_names(fn: Function) -> dict[int, str]:
+    """A function's variables by id: its parameters, every assigned variable, loop carries and results."""
+    names = {p.var.uid: p.var.name for p in fn.params}
+    for body in blocks(fn.body):
+        for s in body:
+            if isinstance(s, AssignStmt):
+                names[s.var.uid] = s.var.name
+            for v in (*(ia.var for ia in getattr(s, "iter_args", ())), *getattr(s, "return_vars", ())):
+                names[v.uid] = v.name
+    return names
 
 
 def _lost_because(mine: int | None, chosen: int | None, c: float, cost: float) -> str:

@@ -81,7 +81,7 @@ class PlanReader:
             if type(a) is ClassId
         ]
 
-    def plans(self) -> dict[int, Term | None]:
+    def plan_terms(self) -> dict[int, Term | None]:
         """The plan that lowers each encoded statement (None: no plan lowers it): of the plans the rules chose
         for it, those of its rank (rules/choose.egg), or, when it has none, those without a class.
 

@@ -68,6 +68,8 @@ def read_rule_files(entry: Path) -> list[RuleFile]:
             where = f" (included from {via})" if via else ""
             raise RuleError(f"rules file {path} does not exist{where}")
         text = path.read_text().partition(SELF_CHECKS)[0]
+        if path.parent != rules_dir():
+            text = named_by_place(text, path.name)
         pos = 0
         for m in _INCLUDE.finditer(text):
             emit(path, text, pos, m.start())
@@ -209,6 +211,31 @@ def own_ruleset(form: str) -> str:
         own = OWN_RULESET + name.group(1)
         return f"(ruleset {own}) {form[: keyword.start()]}:ruleset {own}{form[keyword.end() :]}"
     return form
+
+
+_RULE_FORM = re.compile(r"\(\s*(?:rule|rewrite|birewrite)\s")
+
+
+def named_by_place(text: str, file: str) -> str:
+    """A user's file with each rule that has no `:name` named by its file and line (`my_rules.egg:3`), so that the
+    run report, explain and the pictures name it as they name a shipped rule. Only the name is added, on the
+    rule's last line: every line keeps its number."""
+    out: list[str] = []
+    at = depth = start = 0
+    for m in _DELIMITERS.finditer(text):
+        c = m.group()
+        if c == "(":
+            if depth == 0:
+                start = m.start()
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            form = text[start : m.end()]
+            if depth == 0 and _RULE_FORM.match(form) and not _NAME_KEYWORD.search(form):
+                line = text.count("\n", 0, start) + 1
+                out += [text[at : m.start()], f' :name "{file}:{line}")']
+                at = m.end()
+    return "".join(out) + text[at:]
 
 
 # what delimits the top-level forms: parentheses, outside strings and comments

@@ -40,7 +40,7 @@ def _term_expr(t: Term | Prim, span: Any) -> Any:
 def _root_exprs(eg: EGraphRun) -> list[Any]:
     """The plan chosen for each statement: the e-classes the page starts from."""
     span = eb.PanicSpan()
-    return [_term_expr(t, span) for t in eg.plans().values() if t is not None]
+    return [_term_expr(t, span) for t in eg.plan_terms().values() if t is not None]
 
 
 def prune(data: dict[str, Any], max_nodes: int | None) -> tuple[dict[str, Any], bool]:
@@ -203,7 +203,7 @@ def write_html(eg: EGraphRun, path: Path, max_nodes: int | None = 900, per_state
     """The decision view: the function's statements, each with its plan, rules and facts, and its own part of
     the e-graph; the whole graph (capped at `max_nodes` e-nodes) behind a toggle."""
     eg.saturate()
-    plans = eg.plans()
+    plans = eg.plan_terms()
     name = eg.function.name
     sids = [sid for sid in eg.encoding.function_sids.get(name, range(len(eg.encoding.statements)))]
     rooted = [sid for sid in sids if plans.get(sid) is not None]

@@ -179,9 +179,13 @@ def _reshape(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
             f"{op}: cannot reshape {fmt_shape(t.shape)} ({n_in} elements) to {fmt_shape(shape)} ({n_out} elements)"
         )
     src = effective_view(t)
-    valid = src.valid_shape if src.valid_shape is not None else t.shape
-    row_major = src.blayout is TileLayout.row_major
-    view = TileView(valid_shape=reshape_valid(op, valid, t.shape, shape, row_major),
+    # a source with no valid shape of its own is whole, and so is the result (its view then states none)
+    valid = (
+        None
+        if src.valid_shape is None
+        else reshape_valid(op, src.valid_shape, t.shape, shape, src.blayout is TileLayout.row_major)
+    )
+    view = TileView(valid_shape=valid,
                     blayout=_implicit_column_layout(shape), pad=src.pad, compact=src.compact)  # fmt: skip
     return make_tile_type(shape, t.dtype, None, view)
 

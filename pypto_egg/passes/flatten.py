@@ -142,7 +142,7 @@ class FlattenTileNdTo2D:
         )  # fmt: skip
         with run as eg:
             eg.saturate()
-            plans = eg.plans()
+            plans = eg.plan_terms()
             t0 = time.perf_counter()
             lowered = []
             for fn in fns:
