@@ -52,6 +52,7 @@ from pypto_egg.ir.stmt import (
 from pypto_egg.ir.tiles import implicit_view, make_tile_type, retile
 from pypto_egg.ir.types import MemorySpace, MemRef, TileType, TileView
 from pypto_egg.ir.walk import blocks
+from pypto_egg.rules import schema
 
 from .failures import failure
 from .term import Term, as_int
@@ -158,6 +159,13 @@ def deduced_memref(call: Call) -> MemRef | None:
     except TypeDeductionError:
         return None
     return t.memref if isinstance(t, TileType) else None
+
+
+# the argument places of the plans every program lowers, read from their declarations once (rules/sorts.egg)
+_RETYPE_SHAPE = schema.declared("Retype").index("shape")
+_LOAD_SHAPE, _LOAD_VALID = (schema.declared("LoadFlat").index(f) for f in ("shape", "valid"))
+_STORE_WINDOW = schema.declared("StorePartition").index("window")
+assert schema.declared("StorePartitionFlat").index("window") == _STORE_WINDOW
 
 
 class Lowerer:
@@ -407,7 +415,7 @@ class Lowerer:
     def retype(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         args = tuple([substitute(a, ctx) for a in call.args])
         new = self.recreate(call, args, s)
-        want = self.decode.dims(plan.field("shape"))
+        want = self.decode.dims(plan.args[_RETYPE_SHAPE])
         got = new.type.shape if isinstance(new.type, TileType) else ()
         same = got is want or (len(got) == len(want) and all(map(exprs_equal, got, want)))
         # an N-D tile parameter is never retyped (B-006): its users stay N-D, and TileOps2D reports them
@@ -447,7 +455,9 @@ class Lowerer:
             args = (*args, args[2])
         self.bind(
             s,
-            with_operands(call, args, self.load_type(s, call, plan.field("shape"), plan.field("valid"))),
+            with_operands(
+                call, args, self.load_type(s, call, plan.args[_LOAD_SHAPE], plan.args[_LOAD_VALID])
+            ),
             ctx,
             out,
         )
@@ -479,7 +489,7 @@ class Lowerer:
             args[0] = self.emit(
                 "flat_tile", make_call("tile.reshape", (args[0], flat), span=call.span), s.span, out
             )
-        window = self.tuple_of(plan.field("window"), call)
+        window = self.tuple_of(plan.args[_STORE_WINDOW], call)
         self.bind(s, with_operands(call, (*args, window), type_of(args[2])), ctx, out)
 
     def alloc(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
