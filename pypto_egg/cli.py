@@ -13,6 +13,7 @@ import multiprocessing
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from typing import Any
 from .backend import BACKENDS
 from .egraph import FlattenEGraph
 from .egraph.viz import to_svg
-from .errors import InternalError, PyptoEggError, UserError
+from .errors import InternalError, PyptoEggError, UnmatchedRuleWarning, UserError
 from .explain import explain_program, format_explanation
 from .ir.printer import python_print
 from .ir.stmt import Program
@@ -361,6 +362,15 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.backend == "none":
         args.backend = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UnmatchedRuleWarning)
+        code = _run(args)
+    for text in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, UnmatchedRuleWarning)):
+        print(f"pypto-egg {args.command}: warning: {text}", file=sys.stderr)
+    return code
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         return int(args.run(args))
     except InternalError as e:

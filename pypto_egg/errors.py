@@ -37,3 +37,8 @@ class RuleError(UserError):
 
 class ScheduleLimitError(UserError):
     """Saturation stopped at a limit (iterations, e-nodes or time) before reaching a fixpoint."""
+
+
+class UnmatchedRuleWarning(UserWarning):
+    """A user's rule matched nothing in a run: a misspelt relation or op name, most often (the message says which
+    atom of its query nothing satisfied)."""

@@ -25,6 +25,7 @@ from ..ir.stmt import Program
 from .encoder import encode_functions
 from .plan_reader import PlanReader, settled_plan
 from .report import RunReport
+from .rule_check import warn_unmatched
 from .rules import RuleFile, read_rule_files, rules_dir, run_as_written, schedule_text
 
 
@@ -54,6 +55,7 @@ class CoreRun(PlanReader):
         self.encoding = encode_functions(self.functions, self.backend, strategy, state_answers=False)
         self.report.times["encode"] = time.perf_counter() - t0
         self.rule_files: list[RuleFile] = read_rule_files(rules_dir() / "flatten.egg")
+        self._user_rules = bool(extra_rules)
         for extra in extra_rules:
             self.rule_files += read_rule_files(Path(extra))
         self.report.rule_files = list(dict.fromkeys(str(rf.path) for rf in self.rule_files))
@@ -84,6 +86,8 @@ class CoreRun(PlanReader):
         self.report.times["saturate"] = time.perf_counter() - t0
         view = self.view()
         self.report.eclasses, self.report.enodes = view.num_classes, view.num_nodes
+        if self._user_rules:
+            warn_unmatched(self.rule_files, self.report, view)
         return self.report
 
     def _fact_commands(self) -> str:

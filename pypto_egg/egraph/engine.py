@@ -35,6 +35,7 @@ from .encode import Encoding
 from .encoder import encode_functions
 from .plan_reader import PlanReader, settled_plan
 from .report import RunReport
+from .rule_check import warn_unmatched
 from .rule_index import Stage, parse_schedule
 from .rules import (
     RuleFile,
@@ -252,6 +253,8 @@ class EGraphRun(PlanReader):
         self._saturated = True
         view = self.view()
         self.report.eclasses, self.report.enodes = view.num_classes, view.num_nodes
+        if self._user_rules:
+            warn_unmatched(self.rule_files, self.report, view)
         return self.report
 
     def _run_schedule(self, deadline: float) -> None:

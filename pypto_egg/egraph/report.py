@@ -24,6 +24,8 @@ class RunReport:
     eclasses: int = 0
     enodes: int = 0
     times: dict[str, float] = field(default_factory=dict)  # phase -> seconds
+    # a user's rules that matched nothing in the run, each with the atom of its query nothing satisfied
+    warnings: list[str] = field(default_factory=list)
     ties: int = (
         0  # statements whose picked plans tied (a gap in rules/choose.egg's order; see EGraphRun.plans)
     )
@@ -68,6 +70,7 @@ class RunReport:
             lines.append(f"    {n:6d}  {r}")
         if self.ties:
             lines.append(f"  ties: {self.ties} statement(s) with picked plans of equal precedence")
+        lines += [f"  warning: {w}" for w in self.warnings]
         lines.append("  time: " + ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in self.times.items()))
         return "\n".join(lines)
 
@@ -75,5 +78,5 @@ class RunReport:
         return {
             "function": self.function, "rule_files": self.rule_files, "statements": self.statements,
             "requests": self.requests, "facts": self.facts, "rules_loaded": self.rules_loaded, "stages": self.stages, "rules_fired": self.rules_fired,
-            "eclasses": self.eclasses, "enodes": self.enodes, "times": self.times,
+            "eclasses": self.eclasses, "enodes": self.enodes, "times": self.times, "warnings": self.warnings,
         }  # fmt: skip
