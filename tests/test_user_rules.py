@@ -50,10 +50,13 @@ def test_a_misspelt_rule_is_a_warning_naming_it_and_what_its_query_found_nothing
 
 
 def test_a_rule_that_matched_gives_no_warning_and_the_shell_prints_one_that_did_not(tmp_path):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        passes.flatten_tile_nd_to_2d(extra_rules=[RULES])(pl.parse(MULS))
-    assert not [w for w in caught if issubclass(w.category, UnmatchedRuleWarning)]
+    for runner in ("accelerated", "core"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            flatten = passes.flatten_tile_nd_to_2d(extra_rules=[RULES], runner=runner)
+            flatten(pl.parse(MULS))
+        assert not [w for w in caught if issubclass(w.category, UnmatchedRuleWarning)], runner
+        assert flatten.reports[0].rules_fired["my_rules.egg:4"] == 1, runner
     program, typo = tmp_path / "p.py", tmp_path / "typo.egg"
     program.write_text(MULS)
     typo.write_text(RULES.read_text().replace('"tile.muls"', '"tile.mul"'))

@@ -76,19 +76,27 @@ class CoreRun(PlanReader):
             return self.report
         t0 = time.perf_counter()
         run_as_written(self.egraph, self._fact_commands(), "<facts>")
-        run_as_written(self.egraph, schedule_text(), "rules/schedule.egg")
+        self._record(run_as_written(self.egraph, schedule_text(), "rules/schedule.egg"))
         self._saturated = True
         if self.strategy == "optimal" and self.route_plans():
             routes = " ".join(settled_plan(sid, plan) for sid, plan in self.route_plans().items())
             run_as_written(self.egraph, f"{routes} (Settled)", "<routes>")
             self._start_reading()  # what was read before the routes settled is stale
-            run_as_written(self.egraph, schedule_text(), "rules/schedule.egg")
+            self._record(run_as_written(self.egraph, schedule_text(), "rules/schedule.egg"))
         self.report.times["saturate"] = time.perf_counter() - t0
         view = self.view()
         self.report.eclasses, self.report.enodes = view.num_classes, view.num_nodes
         if self._user_rules:
             warn_unmatched(self.rule_files, self.report, view)
         return self.report
+
+    def _record(self, outputs: list[object]) -> None:
+        """The schedule's run, as one stage of the report: its iterations and each rule's matches."""
+        for out in outputs:
+            report = getattr(out, "report", None)
+            if report is not None:
+                matches = {str(rule): int(n) for rule, n in report.num_matches_per_rule.items()}
+                self.report.record_stage(["rules/schedule.egg"], len(report.iterations), matches)
 
     def _fact_commands(self) -> str:
         """Each relation's rows as a tab-separated file egglog's `input` reads (plain egglog, no packing)."""
