@@ -65,6 +65,9 @@ class Alternative:
     cost: float
     rules: list[RuleRef]
     lost_because: str
+    fields: dict[str, str] = field(
+        default_factory=dict
+    )  # the plan's arguments by field, as the DSL writes them
 
 
 @dataclass
@@ -82,6 +85,9 @@ class StatementExplanation:
     not_chosen_by: list[str] = field(
         default_factory=list
     )  # rules for this kind of statement that did not fire
+    # the statement's request (its kind, then each field as the DSL writes it) and the chosen plan's arguments
+    request: dict[str, str] = field(default_factory=dict)
+    fields: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -343,6 +349,18 @@ class _Reader:
             found.append(rule.ref)
         return found
 
+    def request(self, sid: int, names: Mapping[int, str]) -> dict[str, str]:
+        """The statement's request: its kind, then each field but the statement id as the DSL writes it."""
+        kind, _ = self.kind.get(sid, (None, None))
+        if kind is None or not self.rows(kind, sid):
+            return {}
+        d = schema.declared(kind)
+        out = {"request": kind}
+        for name, sort, value in zip(d.fields or (), d.sorts, self.rows(kind, sid)[0]):
+            if name != "stmt":
+                out[name] = value_text(sort, self.term(value), names)
+        return out
+
     def idle_rules(self, sid: int, chosen: list[RuleRef]) -> list[str]:
         """Rules that decide this kind of statement but chose nothing for it (their guard did not hold)."""
         kind, op = self.kind.get(sid, (None, None))
@@ -477,6 +495,7 @@ def explain_function(eg: EGraphRun, fn_name: str) -> list[StatementExplanation]:
                 c,
                 reader.rules_for(sid, t),
                 _lost_because(precedence.get(t), precedence.get(plan) if plan is not None else None, c, cost),
+                term_fields(t, names),
             )
             for c, t in options
             if t != plan
@@ -486,8 +505,39 @@ def explain_function(eg: EGraphRun, fn_name: str) -> list[StatementExplanation]:
             fn_name, sid, getattr(span, "line", None), head + print_expr(call), plan_words(plan, names),
             str(plan) if plan is not None else "-", cost, rules, reader.facts(sid, stmt), alternatives,
             reader.idle_rules(sid, [*rules, *(r for a in alternatives for r in a.rules)]),
+            reader.request(sid, names), term_fields(plan, names) if plan is not None else {},
         ))  # fmt: skip
     return out
+
+
+def term_fields(term: Term, names: Mapping[int, str] | None = None) -> dict[str, str]:
+    """A plan's arguments by their declared field names, as the DSL writes them ([6, 4], S * 2, words)."""
+    d = schema.schema().get(term.op)
+    if d is None or d.fields is None:
+        return {}
+    return {
+        name: value_text(sort, value, names or {}) for name, sort, value in zip(d.fields, d.sorts, term.args)
+    }
+
+
+def value_text(sort: str, value: Any, names: Mapping[int, str]) -> str:
+    """A value of a declared sort as a user reads it: dims as the DSL writes them, a plan in words, operands as
+    the call's arguments."""
+    if sort == "Dims":
+        return dims_text(value)
+    if sort == "Dim":
+        return dim_text(value)
+    if sort == "Plan" and isinstance(value, Term):
+        return plan_words(value, names)
+    if sort == "Operands":
+        items = []
+        while isinstance(value, Term) and value.op == "OCons":
+            head, value = value.args
+            arg = head.args[0] if isinstance(head, Term) and head.args else head
+            var = isinstance(head, Term) and head.op == "OVar" and isinstance(arg, int)
+            items.append(names.get(arg, f"%{arg}") if var else str(arg))  # type: ignore[arg-type]
+        return "(" + ", ".join(items) + ")"
+    return str(value)
 
 
 def variable_names(fn: Function) -> dict[int, str]:

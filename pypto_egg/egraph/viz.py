@@ -23,6 +23,7 @@ from ..errors import UserError
 from ..extract.term import Prim, Term
 from .decisions import explain_function
 from .engine import EGraphRun
+from .focus import focus_svg
 
 
 def _term_expr(t: Term | Prim, span: Any) -> Any:
@@ -126,7 +127,10 @@ main {{ display: flex; flex: 1; min-height: 0; }}
 #right {{ flex: 1; display: flex; flex-direction: column; min-width: 0; }}
 #details {{ padding: 6px 12px; font-size: 13px; max-height: 38%; overflow: auto; border-bottom: 1px solid #ccc; }}
 #details .rule {{ color: #0a4; }}
-#egraph-visualizer {{ flex: 1; min-height: 300px; }}
+#egraph-visualizer {{ flex: 1; min-height: 300px; display: none; }}
+#focus {{ flex: 1; min-height: 300px; overflow: auto; padding: 8px; }}
+body.whole #egraph-visualizer {{ display: block; }}
+body.whole #focus {{ display: none; }}
 </style></head>
 <body>
 <header>
@@ -139,7 +143,7 @@ main {{ display: flex; flex: 1; min-height: 0; }}
 <main>
 <ol id="statements"></ol>
 <div id="right"><div id="details">Select a statement to see its plan, the rule that chose it and its part of
-the e-graph.</div><div id="egraph-visualizer"></div></div>
+the e-graph.</div><div id="focus"></div><div id="egraph-visualizer"></div></div>
 </main>
 <script type="application/json" id="egraph-data">{data}</script>
 <script type="application/json" id="statement-data">{statements}</script>
@@ -181,19 +185,24 @@ function show(i) {{
   for (const a of s.alternatives) h += `also held: <code>${{esc(a.term)}}</code> (cost ${{a.cost}}): lost, ${{esc(a.lost_because)}}<br>`;
   document.getElementById("details").innerHTML = h;
   document.getElementById("whole").checked = false;
-  if (s.root) mounted.render([JSON.stringify(subgraph([s.root], PER_STATEMENT_CAP))]);
+  document.body.classList.remove("whole");
+  document.getElementById("focus").innerHTML = s.focus;  // drawn by pypto-egg: request, facts, plans, dims
 }}
 const list = document.getElementById("statements");
 stmts.forEach((s, i) => {{
   const li = document.createElement("li");
   li.dataset.statement = s.statement;
+  li.dataset.stmt = s.line ?? "";
   li.innerHTML = `<code>${{esc(s.source)}}</code><br><span class="plan">line ${{s.line ?? "?"}}: ${{esc(s.plan)}}</span>`;
   li.addEventListener("click", () => show(i));
   list.appendChild(li);
 }});
 const whole = () => mounted.render([JSON.stringify(subgraph(graph.root_eclasses, WHOLE_CAP))]);
-document.getElementById("whole").addEventListener("change", (e) => {{ if (e.target.checked) whole(); }});
-if (stmts.length) show(0); else whole();
+document.getElementById("whole").addEventListener("change", (e) => {{
+  document.body.classList.toggle("whole", e.target.checked);
+  if (e.target.checked) whole();
+}});
+if (stmts.length) show(0); else {{ document.body.classList.add("whole"); whole(); }}
 </script>
 </body></html>
 """
@@ -218,6 +227,7 @@ def write_html(eg: EGraphRun, path: Path, max_nodes: int | None = 900, per_state
     for e in explain_function(eg, name):
         d = asdict(e)
         d["root"] = root_of.get(e.statement)
+        d["focus"] = focus_svg(e)
         statements.append(d)
     n_nodes = len(whole["nodes"])
     n_classes = len({n["eclass"] for n in whole["nodes"].values()})
