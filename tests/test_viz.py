@@ -111,9 +111,23 @@ def test_decision_view_lists_statements_and_focuses_on_a_selection(tmp_path):
         assert "request: BmmReq" in text and "lhs = [2, 16, 32]" in text
         for internal in ("DCons", "DNil", "DimsOf", "VRowAcc", "RevAcc", "RowsFrom", "Term("):
             assert internal not in text, internal
+        assert "stage 10" in chosen[0]  # where the rule that chose it ran: provenance
         page.screenshot(artifacts / "decision-view.png")
+        # selecting a rule shows its text
+        page.eval("document.querySelector('#details a.rule').click()")
+        assert page.wait_for("document.getElementById('rule-text').textContent.includes(':name')")
+        # the run, a bar a stage
+        assert page.eval("document.querySelectorAll('svg.timeline [data-stage]').length") == len(
+            eg.report.stages
+        )
         page.eval("document.getElementById('whole').click()")
-        assert page.wait_for("document.querySelectorAll('.react-flow__node').length > 0")
+        every = page.wait_for("document.querySelectorAll('.react-flow__node').length")
+        assert every > 0
+        page.eval("const p = document.getElementById('plans-only'); p.checked = true;"
+                  "p.dispatchEvent(new Event('input'))")  # fmt: skip
+        assert page.wait_for(f"document.querySelectorAll('.react-flow__node').length < {every}")
+        ops = page.eval("[...document.querySelectorAll('.react-flow__node')].map(n => n.textContent)")
+        assert ops and not any("DCons" in op for op in ops)
     assert (artifacts / "decision-view.png").stat().st_size > 10_000
     # the guide shows the page with this screenshot (docs/images/decision-view.png, a copy of one this test took)
     assert "images/decision-view.png" in (ROOT / "docs" / "guide.md").read_text()

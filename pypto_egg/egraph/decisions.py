@@ -21,8 +21,8 @@ from ..ir.stmt import AssignStmt, Function
 from ..ir.walk import blocks
 from ..rules import schema
 from .engine import EGraphRun
-from .rule_index import IndexedRule, lists, rule_index
-from .rules import RuleFile
+from .rule_index import IndexedRule, lists, parse_schedule, rule_index
+from .rules import RuleFile, schedule_text
 from .sexp import SExp
 
 _KINDS = {
@@ -52,6 +52,8 @@ class RuleRef:
     line: int
     behaviours: tuple[str, ...]
     comment: str
+    text: str = ""  # the rule as written
+    stage: str = ""  # the stage of rules/schedule.egg it runs in, as "stage N (rulesets)"
 
     def __str__(self) -> str:
         tags = f" [{', '.join(self.behaviours)}]" if self.behaviours else ""
@@ -126,7 +128,10 @@ def _rule_index(files: tuple[RuleFile, ...]) -> tuple[_Rule, ...]:
         if not rule.name:
             continue
         tree = rule.form.tree
-        ref = RuleRef(rule.name, _short(rule.path), rule.line, rule.tags, rule.comment)
+        text = files[rule.file].text[rule.form.start : rule.form.end]
+        ref = RuleRef(
+            rule.name, _short(rule.path), rule.line, rule.tags, rule.comment, text, _stage_of(rule.ruleset)
+        )
         out.append(_Rule(
             ref,
             frozenset(_chosen_plans(tree)),
@@ -137,6 +142,14 @@ def _rule_index(files: tuple[RuleFile, ...]) -> tuple[_Rule, ...]:
             frozenset(_modes(tree)),
         ))  # fmt: skip
     return tuple(out)
+
+
+def _stage_of(ruleset: str) -> str:
+    """The first stage of rules/schedule.egg that runs `ruleset` ("" the default one, a user's rules)."""
+    for i, stage in enumerate(parse_schedule(schedule_text())):
+        if ruleset in stage.rulesets:
+            return f"stage {i} ({', '.join(r or '<default>' for r in stage.rulesets)})"
+    return ""
 
 
 def _requests(tree: SExp) -> frozenset[str]:

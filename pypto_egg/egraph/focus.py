@@ -39,7 +39,7 @@ def _wrap(text: str) -> list[str]:
 
 def _rule_line(r: RuleRef) -> str:
     tags = f" [{', '.join(r.behaviours)}]" if r.behaviours else ""
-    return f"rule {r.name} ({r.file}:{r.line}){tags}"
+    return f"rule {r.name} ({r.file}:{r.line}){tags}, {r.stage.split(' (')[0]}"
 
 
 def focus_nodes(s: StatementExplanation) -> list[list[_Node]]:

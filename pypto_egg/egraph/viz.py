@@ -21,6 +21,7 @@ import egglog.bindings as eb
 
 from ..errors import UserError
 from ..extract.term import Prim, Term
+from ..rules import schema
 from .decisions import explain_function
 from .engine import EGraphRun
 from .focus import focus_svg
@@ -137,6 +138,10 @@ body.whole #focus {{ display: none; }}
 <h2>e-graph of <code>{function}</code></h2>
 <p id="summary">{summary}</p>
 <label><input type="checkbox" id="whole"> whole graph (<span id="cap">{cap_note}</span>)</label>
+<span id="filters">: <label><input type="checkbox" id="plans-only"> plans only</label>
+<label><input type="checkbox" id="no-dims"> hide dimension terms</label>
+<label>search <input type="search" id="search" size="14" placeholder="op name"></label></span>
+<details><summary>the run, stage by stage</summary>{timeline}</details>
 <details><summary>rule files</summary><pre>{rule_files}</pre></details>
 <details><summary>run report</summary><pre>{report}</pre></details>
 </header>
@@ -156,6 +161,7 @@ const mounted = mount(document.getElementById("egraph-visualizer"));
 const byClass = {{}};
 for (const [id, n] of Object.entries(graph.nodes)) (byClass[n.eclass] ||= []).push(id);
 const PER_STATEMENT_CAP = {per_statement_cap}, WHOLE_CAP = {whole_cap};
+const PLAN_OPS = {plan_ops}, DIM_OPS = {dim_ops};
 function subgraph(roots, cap) {{
   const keep = new Set(), seen = new Set(), queue = [...roots];
   while (queue.length) {{
@@ -168,6 +174,13 @@ function subgraph(roots, cap) {{
       for (const ch of graph.nodes[id].children || []) if (graph.nodes[ch]) queue.push(graph.nodes[ch].eclass);
     }}
   }}
+  const plansOnly = document.getElementById("plans-only").checked, noDims = document.getElementById("no-dims").checked;
+  const needle = document.getElementById("search").value.trim();
+  const shown = (id) => {{
+    const op = graph.nodes[id].op;
+    return (!plansOnly || PLAN_OPS.includes(op)) && (!noDims || !DIM_OPS.includes(op)) && (!needle || op.includes(needle));
+  }};
+  for (const id of [...keep]) if (!shown(id)) keep.delete(id);
   const nodes = {{}};
   for (const id of keep) nodes[id] = {{ ...graph.nodes[id], children: (graph.nodes[id].children || []).filter(c => keep.has(c)) }};
   const classData = {{}};
@@ -179,11 +192,16 @@ function show(i) {{
   document.querySelectorAll("#statements li").forEach((li, j) => li.classList.toggle("selected", i === j));
   const s = stmts[i];
   let h = `<b>line ${{s.line ?? "?"}}</b>: <code>${{esc(s.source)}}</code><br>plan: ${{esc(s.plan)}}<br>`;
-  for (const r of s.rules) h += `<span class="rule">rule ${{esc(r.name)}} (${{esc(r.file)}}:${{r.line}})` +
-    `${{r.behaviours.length ? " [" + esc(r.behaviours.join(", ")) + "]" : ""}}</span><br>`;
+  const rules = [...s.rules, ...s.alternatives.flatMap(a => a.rules)];
+  rules.forEach((r, k) => {{ h += `<a href="#" class="rule" data-rule="${{k}}">rule ${{esc(r.name)}} (${{esc(r.file)}}:${{r.line}})` +
+    `${{r.behaviours.length ? " [" + esc(r.behaviours.join(", ")) + "]" : ""}}</a>, ${{esc(r.stage)}}<br>`; }});
   for (const f of s.facts) h += `fact: ${{esc(f)}}<br>`;
   for (const a of s.alternatives) h += `also held: <code>${{esc(a.term)}}</code> (cost ${{a.cost}}): lost, ${{esc(a.lost_because)}}<br>`;
-  document.getElementById("details").innerHTML = h;
+  document.getElementById("details").innerHTML = h + `<pre id="rule-text"></pre>`;
+  document.querySelectorAll("#details a.rule").forEach(a => a.addEventListener("click", (ev) => {{
+    ev.preventDefault();
+    document.getElementById("rule-text").textContent = rules[+a.dataset.rule].text;  // the rule as written
+  }}));
   document.getElementById("whole").checked = false;
   document.body.classList.remove("whole");
   document.getElementById("focus").innerHTML = s.focus;  // drawn by pypto-egg: request, facts, plans, dims
@@ -201,6 +219,9 @@ const whole = () => mounted.render([JSON.stringify(subgraph(graph.root_eclasses,
 document.getElementById("whole").addEventListener("change", (e) => {{
   document.body.classList.toggle("whole", e.target.checked);
   if (e.target.checked) whole();
+}});
+for (const id of ["plans-only", "no-dims", "search"]) document.getElementById(id).addEventListener("input", () => {{
+  if (document.getElementById("whole").checked) whole();
 }});
 if (stmts.length) show(0); else {{ document.body.classList.add("whole"); whole(); }}
 </script>
@@ -250,9 +271,26 @@ def write_html(eg: EGraphRun, path: Path, max_nodes: int | None = 900, per_state
         per_statement_cap=per_statement_cap,
         whole_cap=max_nodes if max_nodes is not None else "Infinity",
         bundle=base64.b64encode(_asset("visualizer.js").encode()).decode(),
+        plan_ops=_script_json(sorted(d.name for d in schema.schema().values() if d.output == "Plan")),
+        dim_ops=_script_json(sorted(d.name for d in schema.schema().values() if d.output in ("Dim", "Dims"))),
+        timeline=timeline_svg(eg.report.stages),
     )
     path.write_text(page)
     return path
+
+
+def timeline_svg(stages: list[tuple[list[str], int]]) -> str:
+    """The run as a bar chart: a bar a stage of rules/schedule.egg, as long as its iterations, named by its
+    rulesets."""
+    most = max((n for _, n in stages), default=1) or 1
+    rows = []
+    for i, (rulesets, n) in enumerate(stages):
+        names = html.escape(", ".join(r or "<default>" for r in rulesets))
+        y = 4 + i * 18
+        rows.append(f'<g data-stage="{i}"><text x="0" y="{y + 11}" font-size="11">stage {i}</text>'
+                    f'<rect x="60" y="{y}" width="{max(2, 300 * n // most)}" height="13" fill="#6d8fbf"/>'
+                    f'<text x="{66 + 300 * n // most}" y="{y + 11}" font-size="11">{n} iteration(s): {names}</text></g>')  # fmt: skip
+    return f'<svg class="timeline" width="1000" height="{8 + 18 * len(stages)}">{"".join(rows)}</svg>'
 
 
 def _script_json(value: Any) -> str:
