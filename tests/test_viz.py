@@ -158,3 +158,7 @@ def test_the_python_api_speaks_the_dsl():
     assert cli.returncode == 0 and eg.explain(16) == cli.stdout
     stages = eg.timeline()
     assert stages[0].rulesets == ("build",) and sum(s.iterations for s in stages) > 0
+    # each iteration's rules, and so where the rule that chose a plan first matched (provenance)
+    assert all(len(s.fired) == s.iterations for s in stages) and "build-load" in stages[0].fired[0]
+    store = next(s for s in eg.explanation().statements if s.line == 16)
+    assert store.rules[0].first.startswith("stage ") and ", iteration " in store.rules[0].first

@@ -24,7 +24,7 @@ from ..extract.cost import CostModel, OptimalCostModel
 from ..ir.stmt import Program
 from .encoder import encode_functions
 from .plan_reader import PlanReader, settled_plan
-from .report import RunReport
+from .report import RunReport, fired
 from .rule_check import warn_unmatched
 from .rules import RuleFile, read_rule_files, rules_dir, run_as_written, schedule_text
 
@@ -95,8 +95,10 @@ class CoreRun(PlanReader):
         for out in outputs:
             report = getattr(out, "report", None)
             if report is not None:
-                matches = {str(rule): int(n) for rule, n in report.num_matches_per_rule.items()}
-                self.report.record_stage(["rules/schedule.egg"], len(report.iterations), matches)
+                each = [fired([it]) for it in report.iterations]
+                self.report.record_stage(
+                    ["rules/schedule.egg"], len(report.iterations), fired(report.iterations), each
+                )
 
     def _fact_commands(self) -> str:
         """Each relation's rows as a tab-separated file egglog's `input` reads (plain egglog, no packing)."""

@@ -21,6 +21,7 @@ from ..ir.stmt import AssignStmt, Function
 from ..ir.walk import blocks
 from ..rules import schema
 from .engine import EGraphRun
+from .report import RunReport
 from .rule_index import IndexedRule, lists, parse_schedule, rule_index
 from .rules import RuleFile, schedule_text
 from .sexp import SExp
@@ -54,6 +55,7 @@ class RuleRef:
     comment: str
     text: str = ""  # the rule as written
     stage: str = ""  # the stage of rules/schedule.egg it runs in, as "stage N (rulesets)"
+    first: str = ""  # in this run: where it first matched, as "stage N, iteration I" (empty: not told)
 
     def __str__(self) -> str:
         tags = f" [{', '.join(self.behaviours)}]" if self.behaviours else ""
@@ -142,6 +144,12 @@ def _rule_index(files: tuple[RuleFile, ...]) -> tuple[_Rule, ...]:
             frozenset(_modes(tree)),
         ))  # fmt: skip
     return tuple(out)
+
+
+def _placed(ref: RuleRef, report: RunReport) -> RuleRef:
+    """The rule with where it first matched in this run (provenance: the stage and the iteration)."""
+    at = report.first_fired(ref.name)
+    return replace(ref, first=f"stage {at[0]}, iteration {at[1] + 1}") if at is not None else ref
 
 
 def _stage_of(ruleset: str) -> str:
@@ -500,13 +508,13 @@ def explain_function(eg: EGraphRun, fn_name: str) -> list[StatementExplanation]:
         head = f"{stmt.var.name} = " if isinstance(stmt, AssignStmt) else ""
         options = sorted(candidates.get(sid, []), key=lambda c: (c[0], str(c[1])))
         cost = next((c for c, t in options if t == plan), INF)
-        rules = reader.rules_for(sid, plan) if plan is not None else []
+        rules = [_placed(r, eg.report) for r in reader.rules_for(sid, plan)] if plan is not None else []
         alternatives = [
             Alternative(
                 plan_words(t, names),
                 str(t),
                 c,
-                reader.rules_for(sid, t),
+                [_placed(r, eg.report) for r in reader.rules_for(sid, t)],
                 _lost_because(precedence.get(t), precedence.get(plan) if plan is not None else None, c, cost),
                 term_fields(t, names),
             )

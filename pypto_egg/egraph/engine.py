@@ -29,12 +29,12 @@ from .accel.resident import (
     smallest_ready,
 )
 from .accel.rule_sets import RuleSetKey, family_set
-from .accel.schedule_run import account_stages, record_stage, record_stages, rule_name, schedule_command
+from .accel.schedule_run import account_stages, record_stage, record_stages, schedule_command
 from .accel.strata import StagePlan, concern_declarations, stage_plan
 from .encode import Encoding
 from .encoder import encode_functions
 from .plan_reader import PlanReader, settled_plan
-from .report import RunReport
+from .report import RunReport, rule_name
 from .rule_check import warn_unmatched
 from .rule_index import Stage, parse_schedule
 from .rules import (

@@ -44,11 +44,13 @@ class Plan:
 
 @dataclass(frozen=True)
 class Iteration:
-    """One stage of the schedule as the run went through it: its rulesets and how many iterations it took."""
+    """One stage of the schedule as the run went through it: its rulesets, how many iterations it took, and the
+    rules each iteration fired with their matches (empty where the stage ran in chunks)."""
 
     stage: int
     rulesets: tuple[str, ...]
     iterations: int
+    fired: tuple[dict[str, int], ...] = ()
 
     def __str__(self) -> str:
         names = ", ".join(r or "<default>" for r in self.rulesets)
@@ -102,7 +104,10 @@ class FlattenEGraph(EGraphRun):
 
     def timeline(self) -> list[Iteration]:
         """The run, stage by stage: the rulesets of each stage of rules/schedule.egg and its iterations."""
-        return [Iteration(i, tuple(rs), n) for i, (rs, n) in enumerate(self.saturate().stages)]
+        report = self.saturate()
+        each = report.iterations
+        return [Iteration(i, tuple(rs), n, tuple(each[i]) if i < len(each) else ())
+                for i, (rs, n) in enumerate(report.stages)]  # fmt: skip
 
     def serialized_json(self, max_nodes: int | None = 900) -> str:
         return serialized_json(self, max_nodes)

@@ -39,7 +39,8 @@ def _wrap(text: str) -> list[str]:
 
 def _rule_line(r: RuleRef) -> str:
     tags = f" [{', '.join(r.behaviours)}]" if r.behaviours else ""
-    return f"rule {r.name} ({r.file}:{r.line}){tags}, {r.stage.split(' (')[0]}"
+    where = f"first matched in {r.first}" if r.first else r.stage.split(" (")[0]
+    return f"rule {r.name} ({r.file}:{r.line}){tags}, {where}"
 
 
 def focus_nodes(s: StatementExplanation) -> list[list[_Node]]:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass
@@ -20,6 +23,8 @@ class RunReport:
     rules_loaded: int = 0  # the rules these facts could fire (egraph/accel/relevance.py); -1: every rule
     _stages: list[tuple[list[str], int]] = field(default_factory=list)  # rulesets, iterations
     _rules_fired: dict[str, int] = field(default_factory=dict)  # rule name -> matches
+    # each stage's iterations, each the rules it fired with their matches (empty: not told apart)
+    _iterations: list[list[dict[str, int]]] = field(default_factory=list)
     _pending: list[Callable[[RunReport], None]] = field(default_factory=list, repr=False)
     eclasses: int = 0
     enodes: int = 0
@@ -34,8 +39,12 @@ class RunReport:
         """`fill` records what it knows once the stages or the rules fired are read."""
         self._pending.append(fill)
 
-    def record_stage(self, rulesets: Sequence[str], iterations: int, matches: dict[str, int]) -> None:
+    def record_stage(
+        self, rulesets: Sequence[str], iterations: int, matches: dict[str, int],
+        each: Sequence[dict[str, int]] = (),
+    ) -> None:  # fmt: skip
         self._stages.append((list(rulesets), iterations))
+        self._iterations.append(list(each))
         for rule, n in matches.items():
             self._rules_fired[rule] = self._rules_fired.get(rule, 0) + n
 
@@ -48,6 +57,20 @@ class RunReport:
     def stages(self) -> list[tuple[list[str], int]]:  # rulesets, iterations
         self._settle()
         return self._stages
+
+    @property
+    def iterations(self) -> list[list[dict[str, int]]]:
+        """Each stage's iterations, each the rules it fired with their matches (a stage run in chunks: none)."""
+        self._settle()
+        return self._iterations
+
+    def first_fired(self, rule: str) -> tuple[int, int] | None:
+        """(stage, iteration) where the rule first matched, both counted from 0 (None: never, or not told)."""
+        for s, its in enumerate(self.iterations):
+            for i, rules in enumerate(its):
+                if rules.get(rule):
+                    return s, i
+        return None
 
     @property
     def rules_fired(self) -> dict[str, int]:  # rule name -> matches
@@ -80,3 +103,23 @@ class RunReport:
             "requests": self.requests, "facts": self.facts, "rules_loaded": self.rules_loaded, "stages": self.stages, "rules_fired": self.rules_fired,
             "eclasses": self.eclasses, "enodes": self.enodes, "times": self.times, "warnings": self.warnings,
         }  # fmt: skip
+
+
+def fired(iterations: Sequence[Any]) -> dict[str, int]:
+    """The rules that matched in these iterations of egglog's report, by name, with their matches."""
+    matches: dict[str, int] = {}
+    for it in iterations:
+        for rule, runs in it.rule_set_report.rule_reports.items():
+            n = sum(r.num_matches for r in runs)
+            if n:
+                name = rule_name(rule)
+                matches[name] = matches.get(name, 0) + n
+    return matches
+
+
+@functools.cache
+def rule_name(rule: str) -> str:
+    m = re.search(r':name\s+"([^"]+)"', rule)
+    if m:
+        return m.group(1)
+    return " ".join(rule.split())[:80]

@@ -194,7 +194,7 @@ function show(i) {{
   let h = `<b>line ${{s.line ?? "?"}}</b>: <code>${{esc(s.source)}}</code><br>plan: ${{esc(s.plan)}}<br>`;
   const rules = [...s.rules, ...s.alternatives.flatMap(a => a.rules)];
   rules.forEach((r, k) => {{ h += `<a href="#" class="rule" data-rule="${{k}}">rule ${{esc(r.name)}} (${{esc(r.file)}}:${{r.line}})` +
-    `${{r.behaviours.length ? " [" + esc(r.behaviours.join(", ")) + "]" : ""}}</a>, ${{esc(r.stage)}}<br>`; }});
+    `${{r.behaviours.length ? " [" + esc(r.behaviours.join(", ")) + "]" : ""}}</a>, ${{esc(r.first ? "first matched in " + r.first : r.stage)}}<br>`; }});
   for (const f of s.facts) h += `fact: ${{esc(f)}}<br>`;
   for (const a of s.alternatives) h += `also held: <code>${{esc(a.term)}}</code> (cost ${{a.cost}}): lost, ${{esc(a.lost_because)}}<br>`;
   document.getElementById("details").innerHTML = h + `<pre id="rule-text"></pre>`;
@@ -273,23 +273,30 @@ def write_html(eg: EGraphRun, path: Path, max_nodes: int | None = 900, per_state
         bundle=base64.b64encode(_asset("visualizer.js").encode()).decode(),
         plan_ops=_script_json(sorted(d.name for d in schema.schema().values() if d.output == "Plan")),
         dim_ops=_script_json(sorted(d.name for d in schema.schema().values() if d.output in ("Dim", "Dims"))),
-        timeline=timeline_svg(eg.report.stages),
+        timeline=timeline_svg(eg.report.stages, eg.report.iterations),
     )
     path.write_text(page)
     return path
 
 
-def timeline_svg(stages: list[tuple[list[str], int]]) -> str:
+def timeline_svg(stages: list[tuple[list[str], int]], fired: list[list[dict[str, int]]]) -> str:
     """The run as a bar chart: a bar a stage of rules/schedule.egg, as long as its iterations, named by its
-    rulesets."""
+    rulesets; hovering a bar lists the rules each iteration fired."""
     most = max((n for _, n in stages), default=1) or 1
     rows = []
     for i, (rulesets, n) in enumerate(stages):
         names = html.escape(", ".join(r or "<default>" for r in rulesets))
-        y = 4 + i * 18
-        rows.append(f'<g data-stage="{i}"><text x="0" y="{y + 11}" font-size="11">stage {i}</text>'
-                    f'<rect x="60" y="{y}" width="{max(2, 300 * n // most)}" height="13" fill="#6d8fbf"/>'
-                    f'<text x="{66 + 300 * n // most}" y="{y + 11}" font-size="11">{n} iteration(s): {names}</text></g>')  # fmt: skip
+        its = fired[i] if i < len(fired) else []
+        detail = "\n".join(
+            f"iteration {k + 1}: " + ", ".join(f"{r} {m}" for r, m in sorted(rules.items()))
+            for k, rules in enumerate(its)
+            if rules
+        )
+        y, w = 4 + i * 18, max(2, 300 * n // most)
+        rows.append(f'<g data-stage="{i}"><title>{html.escape(detail)}</title>'
+                    f'<text x="0" y="{y + 11}" font-size="11">stage {i}</text>'
+                    f'<rect x="60" y="{y}" width="{w}" height="13" fill="#6d8fbf"/>'
+                    f'<text x="{66 + w}" y="{y + 11}" font-size="11">{n} iteration(s): {names}</text></g>')  # fmt: skip
     return f'<svg class="timeline" width="1000" height="{8 + 18 * len(stages)}">{"".join(rows)}</svg>'
 
 

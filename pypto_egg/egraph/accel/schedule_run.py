@@ -3,22 +3,23 @@ step ran, and which rules matched."""
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import egglog.bindings as eb
 
 from ...errors import InternalError, ScheduleLimitError
-from ..report import RunReport
+from ..report import RunReport, fired
 from ..rule_index import Stage
 from .strata import StagePlan
 
 
 def record_stage(stage: Stage, iterations: Sequence[Any], report: RunReport) -> None:
-    """A stage's iterations and the rules it fired, read from its iterations' reports when the run report is read."""
-    report.record_stage(stage.rulesets, len(iterations), fired(iterations))
+    """A stage's iterations and the rules each fired, read from its iterations' reports when the run report is
+    read."""
+    report.record_stage(
+        stage.rulesets, len(iterations), fired(iterations), [fired([it]) for it in iterations]
+    )
 
 
 def record_stages(account: Callable[[], list[tuple[Stage, Sequence[Any]]]], report: RunReport) -> None:
@@ -62,18 +63,6 @@ def account_stages(
     return out
 
 
-def fired(iterations: Sequence[Any]) -> dict[str, int]:
-    """The rules that matched in these iterations of egglog's report, by name, with their matches."""
-    matches: dict[str, int] = {}
-    for it in iterations:
-        for rule, runs in it.rule_set_report.rule_reports.items():
-            n = sum(r.num_matches for r in runs)
-            if n:
-                name = rule_name(rule)
-                matches[name] = matches.get(name, 0) + n
-    return matches
-
-
 def fixpoint_iterations(ran: Sequence[Any], at: int, limit: int) -> int:
     """How many of the iterations from `at` on a step repeated to its fixpoint ran: up to and including the first
     that changed nothing, at most `limit` (egglog's `repeat` stops there)."""
@@ -111,11 +100,3 @@ def _built_schedule(plan: StagePlan, limit: int, check: bool) -> Any:
         if check and steps:
             parts.append(eb.Run(span, eb.RunConfig(whole, None)))
     return eb.RunSchedule(eb.Sequence(span, parts))
-
-
-@functools.cache
-def rule_name(rule: str) -> str:
-    m = re.search(r':name\s+"([^"]+)"', rule)
-    if m:
-        return m.group(1)
-    return " ".join(rule.split())[:80]
