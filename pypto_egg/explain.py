@@ -12,9 +12,9 @@ from .egraph.decisions import (
     StatementExplanation,
     explain_function,
     format_explanation,
-    plan_words,
 )
 from .egraph.engine import EGraphRun
+from .egraph.words import plan_words
 from .ir.stmt import Program
 
 

@@ -20,11 +20,12 @@ from pypto_egg.egraph import (
     rules_dir,
     shipped_rule_files,
 )
-from pypto_egg.egraph.decisions import _carried_kinds, _rule_index, plan_words
+from pypto_egg.egraph.decisions import _carried_kinds, _rule_index
 from pypto_egg.egraph.rule_index import rule_index
 from pypto_egg.egraph.rules import _form_texts, load_rule_file, run_text
 from pypto_egg.egraph.sexp import forms
 from pypto_egg.egraph.shipped import SELF_CHECKS
+from pypto_egg.egraph.words import plan_words
 from pypto_egg.errors import RuleError, ScheduleLimitError
 from pypto_egg.extract.lower_matmul import MatmulLowerer
 from pypto_egg.extract.term import Term

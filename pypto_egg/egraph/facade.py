@@ -10,9 +10,10 @@ from pathlib import Path
 from ..extract.term import Term
 from ..ir.printer import print_expr
 from ..ir.stmt import AssignStmt
-from .decisions import Explanation, explain_function, format_explanation, plan_words, variable_names
+from .decisions import Explanation, explain_function, format_explanation
 from .engine import EGraphRun
 from .viz import serialized_json, to_dot, write_html
+from .words import plan_words, variable_names
 
 
 @dataclass(frozen=True)
