@@ -109,6 +109,11 @@ def test_decision_view_lists_statements_and_focuses_on_a_selection(tmp_path):
         assert len(chosen) == 1 and "one tile.matmul per page" in chosen[0] and "bmm-fused-store" in chosen[0]
         text = page.eval("document.getElementById('focus').textContent")
         assert "request: BmmReq" in text and "lhs = [2, 16, 32]" in text
+        # provenance: each fact with the rule that derived it, where it first matched
+        squeezed = text.replace(" ", "")  # (the view wraps its lines; the page's text joins them)
+        assert (
+            "derivedbyreference-route(rules/prescan.egg:" in squeezed and "firstmatchedinstage4" in squeezed
+        )
         for internal in ("DCons", "DNil", "DimsOf", "VRowAcc", "RevAcc", "RowsFrom", "Term("):
             assert internal not in text, internal
         assert "stage 10" in chosen[0]  # where the rule that chose it ran: provenance

@@ -80,6 +80,8 @@ class StatementExplanation:
     # the statement's request (its kind, then each field as the DSL writes it) and the chosen plan's arguments
     request: dict[str, str] = field(default_factory=dict)
     fields: dict[str, str] = field(default_factory=dict)
+    # for each fact, the rules of this run that derived it (its relation's writers that matched), where each first did
+    fact_sources: list[list[str]] = field(default_factory=list)
 
 
 @dataclass
@@ -282,6 +284,17 @@ class _Reader:
             found.append(rule.ref)
         return found
 
+    @functools.cache  # noqa: B019 - one reader per explained function
+    def derived_by(self, relation: str) -> list[str]:
+        """The rules of this run that write the relation and matched, each with where it first did."""
+        out = []
+        for rule in rule_index(tuple(self.eg.rule_files)).rules:
+            at = self.eg.report.first_fired(rule.name) if relation in rule.writes else None
+            if at is not None:
+                out.append(f"{rule.name} ({_short(rule.path)}:{rule.line}), first matched in stage {at[0]}, "
+                           f"iteration {at[1] + 1}")  # fmt: skip
+        return out
+
     def request(self, sid: int, names: Mapping[int, str]) -> dict[str, str]:
         """The statement's request: its kind, then each field but the statement id as the DSL writes it."""
         kind, _ = self.kind.get(sid, (None, None))
@@ -312,58 +325,70 @@ class _Reader:
         return out
 
     # the facts a statement's guards read, with their numbers
-    def facts(self, sid: int, stmt: Any) -> list[str]:
+    def facts(self, sid: int, stmt: Any) -> list[tuple[str, str]]:
+        """The facts the statement's rules read, each with the relation it comes from."""
         kind, op = self.kind.get(sid, (None, None))
-        out: list[str] = []
+        out: list[tuple[str, str]] = []
+
+        def note(relation: str | None, text: str) -> None:
+            out.append((relation or "", text))
+
         var = stmt.var.uid if isinstance(stmt, AssignStmt) else None
         if kind == "LoadReq":
             for r in self.rows("LoadReq", sid):
-                out.append(f"result {dims_text(self.term(r.shape))}, memory {r.memory}, source "
+                note("LoadReq", f"result {dims_text(self.term(r.shape))}, memory {r.memory}, source "
                            f"{dims_text(self.term(r.source))} ({r.source_layout}), window {dims_text(self.term(r.window))} "
                            f"at {dims_text(self.term(r.offsets))}")  # fmt: skip
                 noncontig = self.value("NonContig", r.window_valid, r.source)
                 if noncontig is not None:
-                    out.append(
-                        f"window row-major contiguous when collapsed: {'no' if noncontig else 'yes'} (B-044)"
+                    note(
+                        "NonContig",
+                        f"window row-major contiguous when collapsed: {'no' if noncontig else 'yes'} (B-044)",
                     )
             if self.rows("Pending", sid):
-                out.append("every use is a batched-matmul operand: a natural Mat load (B-043, B-112)")
+                note("Pending", "every use is a batched-matmul operand: a natural Mat load (B-043, B-112)")
             keeps = self.value("KeepsWindow", sid)
             if keeps:
-                out.append("an explicit layout or an NZ source keeps the tensor-rank window (B-041)")
+                note("KeepsWindow", "an explicit layout or an NZ source keeps the tensor-rank window (B-041)")
             if self.value("Dead", sid):
-                out.append("dead: every batched matmul reading it re-loads per batch (B-115)")
+                note("Dead", "dead: every batched matmul reading it re-loads per batch (B-115)")
         elif kind == "BmmReq":
             out += self._bmm_facts(sid)
         elif kind == "StoreReq":
             for r in self.rows("StoreReq", sid):
-                out.append(f"tile {dims_text(self.term(r.shape))} (valid {dims_text(self.term(r.valid))}) into tensor "
+                note("StoreReq", f"tile {dims_text(self.term(r.shape))} (valid {dims_text(self.term(r.valid))}) into tensor "
                            f"{dims_text(self.term(r.tensor))} at {dims_text(self.term(r.offsets))}")  # fmt: skip
             if self.value("PackedStore", sid):
-                out.append("stores a member of a packed accumulator chain (B-050)")
+                note("PackedStore", "stores a member of a packed accumulator chain (B-050)")
         elif kind == "AllocReq":
             for r in self.rows("AllocReq", sid):
-                out.append(f"shape {dims_text(self.term(r.shape))}")
+                note("AllocReq", f"shape {dims_text(self.term(r.shape))}")
             if var is not None and self.value("PackedVar", var):
-                out.append("allocates a packed accumulator chain (B-173)")
+                note("PackedVar", "allocates a packed accumulator chain (B-173)")
         elif kind == "TransposeReq":
             for r in self.rows("TransposeReq", sid):
-                out.append(
-                    f"input {dims_text(self.term(r.input))}, axes ({r.axis1}, {r.axis2}), {r.operands} operands"
+                note(
+                    "TransposeReq",
+                    f"input {dims_text(self.term(r.input))}, axes ({r.axis1}, {r.axis2}), {r.operands} operands",
                 )
             if self.rows("LegacyView", sid):
-                out.append("every use is a batched-matmul operand (B-100)")
+                note("LegacyView", "every use is a batched-matmul operand (B-100)")
         elif kind in ("GenericReq", "ReshapeReq", "AssembleReq"):
             for r in self.rows(kind, sid):
                 shape = r.shape if kind in ("GenericReq", "ReshapeReq") else r.target
-                out.append(f"{op or kind[:-3].lower()}: result {dims_text(self.term(shape))}")
+                note(kind, f"{op or kind[:-3].lower()}: result {dims_text(self.term(shape))}")
         return out
 
-    def _bmm_facts(self, sid: int) -> list[str]:
-        out = []
+    def _bmm_facts(self, sid: int) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+
+        def note(relation: str, text: str) -> None:
+            out.append((relation, text))
+
         for r in self.rows("BmmGeom", sid):
-            out.append(
-                f"output batch {dims_text(self.term(r.batch))}: B={r.batch_count} pages of M={r.m} x N={r.n}, K={r.k}"
+            note(
+                "BmmGeom",
+                f"output batch {dims_text(self.term(r.batch))}: B={r.batch_count} pages of M={r.m} x N={r.n}, K={r.k}",
             )
         budget = next((r.mat for r in self.rows("ConfigRow")), None)
         if budget is not None and budget >= 2**62:
@@ -371,29 +396,30 @@ class _Reader:
         for r in self.rows("BmmReq", sid):
             lb, rb = r.lhs_bytes, r.rhs_bytes
             if lb >= 0 and rb >= 0 and budget is None:
-                out.append(f"whole operands {lb} + {rb} = {lb + rb} bytes; no backend, so no Mat (L1) budget: "
+                note("BmmReq", f"whole operands {lb} + {rb} = {lb + rb} bytes; no backend, so no Mat (L1) budget: "
                            f"they fit (B-116)")  # fmt: skip
             elif lb >= 0 and rb >= 0 and budget is not None:
                 fits = lb + rb <= budget
-                out.append(f"whole operands {lb} + {rb} = {lb + rb} bytes of Mat (L1) against a {budget}-byte "
+                note("BmmReq", f"whole operands {lb} + {rb} = {lb + rb} bytes of Mat (L1) against a {budget}-byte "
                            f"budget: {'fits' if fits else 'does not fit'} (B-116)")  # fmt: skip
         for r in self.rows("Route", sid):
             side = "lhs" if r.side == 0 else "rhs"
             how = "kept whole and sliced per page" if r.route == 1 else "re-loaded per batch (B-138)"
             view = " through its transpose view, by columns" if self.rows("ViewOperand", sid) and any(
                 v.side == r.side for v in self.rows("ViewOperand", sid)) else ""  # fmt: skip
-            out.append(f"{side}: {how}{view}")
+            note("Route", f"{side}: {how}{view}")
         for r in self.rows("BmmAccRow", sid):
             chain = next((n.eclass for n in self._nodes("ChainOf") if n.args == (r.acc_var,)), None)
             if chain is None:
                 continue
             for p in self.rows("PackChain"):
                 if p.chain == chain:
-                    out.append(
-                        f"accumulator chain packs along columns: B={p.batch}, M={p.m}, N={p.n} (B-173)"
+                    note(
+                        "PackChain",
+                        f"accumulator chain packs along columns: B={p.batch}, M={p.m}, N={p.n} (B-173)",
                     )
             if any(p.chain == chain for p in self.rows("LegacyChain")):
-                out.append("accumulator chain stays row-packed (B-174)")
+                note("LegacyChain", "accumulator chain stays row-packed (B-174)")
         return out
 
     def _nodes(self, op: str) -> list[Any]:
@@ -434,11 +460,13 @@ def explain_function(eg: EGraphRun, fn_name: str) -> list[StatementExplanation]:
             if t != plan
         ]
         span = stmt.span or call.span
+        facts = reader.facts(sid, stmt)
         out.append(StatementExplanation(
             fn_name, sid, getattr(span, "line", None), head + print_expr(call), plan_words(plan, names),
-            str(plan) if plan is not None else "-", cost, rules, reader.facts(sid, stmt), alternatives,
+            str(plan) if plan is not None else "-", cost, rules, [text for _, text in facts], alternatives,
             reader.idle_rules(sid, [*rules, *(r for a in alternatives for r in a.rules)]),
             reader.request(sid, names), term_fields(plan, names) if plan is not None else {},
+            [reader.derived_by(relation) for relation, _ in facts],
         ))  # fmt: skip
     return out
 

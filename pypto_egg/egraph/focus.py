@@ -48,7 +48,9 @@ def focus_nodes(s: StatementExplanation) -> list[list[_Node]]:
     request = _Node("request", f"request: {s.request.get('request', '?')}", [
         line for k, v in s.request.items() if k != "request" for line in _wrap(f"{k} = {v}")
     ])  # fmt: skip
-    facts = [_Node(f"fact-{i}", "fact", _wrap(f)) for i, f in enumerate(s.facts)]
+    sources = s.fact_sources or [[] for _ in s.facts]
+    facts = [_Node(f"fact-{i}", "fact", [*_wrap(f), *(x for r in by[:2] for x in _wrap(f"derived by {r}"))])
+             for i, (f, by) in enumerate(zip(s.facts, sources))]  # fmt: skip
     plans = [_Node("plan-chosen", "chosen plan", [*_wrap(s.plan), *(x for r in s.rules for x in _wrap(_rule_line(r)))],
                    chosen=True)]  # fmt: skip
     for i, a in enumerate(s.alternatives):
