@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 import egglog.bindings as eb
 
-from ...errors import RuleError, UserError
+from ...errors import InternalError, RuleError, UserError
 from ..rule_index import rule_index, symbols
 from ..rules import RuleFile, fact_relations, load_rule_file_slices, run_text
 from ..shipped import rules_dir
@@ -363,6 +363,7 @@ class _Owner(_Registry):
                 self._run_deferred()
                 self.drop_all()
                 reply.put((True, None))
+                self._refuse_queued()
                 return
             try:
                 result: tuple[bool, object] = (True, fn(*args))
@@ -371,6 +372,15 @@ class _Owner(_Registry):
             reply.put(result)
             del result
             self._run_deferred()
+
+    def _refuse_queued(self) -> None:
+        """Jobs that reached this owner after its shutdown (a caller on another thread while the process forked)
+        are answered, not left waiting: the caller's next call goes to a new owner."""
+        while not self.jobs.empty():
+            _, _, waiting = self.jobs.get_nowait()
+            waiting.put(
+                (False, InternalError("the pass's e-graph thread was released before a fork; call again"))
+            )
 
     def _run_deferred(self) -> None:
         while self.deferred:
