@@ -374,8 +374,7 @@ class _Owner(_Registry):
             self._run_deferred()
 
     def _refuse_queued(self) -> None:
-        """Jobs that reached this owner after its shutdown (a caller on another thread while the process forked)
-        are answered, not left waiting: the caller's next call goes to a new owner."""
+        """Jobs that reached this owner after its shutdown are answered: their callers' next call finds a new one."""
         while not self.jobs.empty():
             _, _, waiting = self.jobs.get_nowait()
             waiting.put(
