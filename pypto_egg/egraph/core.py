@@ -25,7 +25,6 @@ from ..ir.stmt import Program
 from .encoder import encode_functions
 from .plan_reader import PlanReader, settled_plan
 from .report import RunReport, fired
-from .rule_check import warn_unmatched
 from .rules import RuleFile, read_rule_files, rules_dir, run_as_written, schedule_text
 
 
@@ -84,11 +83,7 @@ class CoreRun(PlanReader):
             self._start_reading()  # what was read before the routes settled is stale
             self._record(run_as_written(self.egraph, schedule_text(), "rules/schedule.egg"))
         self.report.times["saturate"] = time.perf_counter() - t0
-        view = self.view()
-        self.report.eclasses, self.report.enodes = view.num_classes, view.num_nodes
-        if self._user_rules:
-            warn_unmatched(self.rule_files, self.report, view)
-        return self.report
+        return self._saturated_report(self._user_rules)
 
     def _record(self, outputs: list[object]) -> None:
         """The schedule's run, as one stage of the report: its iterations and each rule's matches."""

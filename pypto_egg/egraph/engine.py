@@ -35,7 +35,6 @@ from .encode import Encoding
 from .encoder import encode_functions
 from .plan_reader import PlanReader, settled_plan
 from .report import RunReport, rule_name
-from .rule_check import warn_unmatched
 from .rule_index import Stage, parse_schedule
 from .rules import (
     RuleFile,
@@ -251,11 +250,7 @@ class EGraphRun(PlanReader):
             self._settle_routes(deadline)
         self.report.times["saturate"] = time.perf_counter() - t0
         self._saturated = True
-        view = self.view()
-        self.report.eclasses, self.report.enodes = view.num_classes, view.num_nodes
-        if self._user_rules:
-            warn_unmatched(self.rule_files, self.report, view)
-        return self.report
+        return self._saturated_report(self._user_rules)
 
     def _run_schedule(self, deadline: float) -> None:
         """The program's facts, then every stage of rules/schedule.egg, each to its fixpoint. The shipped rules

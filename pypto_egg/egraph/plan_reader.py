@@ -17,6 +17,7 @@ from ..extract.graph import StoredRelations
 from .accel.fact_table import packed_relations
 from .encode import Encoding
 from .report import RunReport
+from .rule_check import warn_unmatched
 from .rule_index import rule_index
 from .rules import RuleFile, fact_relations
 
@@ -42,6 +43,15 @@ class PlanReader:
 
     def saturate(self) -> RunReport:
         raise NotImplementedError
+
+    def _saturated_report(self, user_rules: bool) -> RunReport:
+        """The report once the schedule ran: the e-graph's size, and a warning for each of a user's rules that
+        matched nothing (rule_check.py)."""
+        view = self.view()
+        self.report.eclasses, self.report.enodes = view.num_classes, view.num_nodes
+        if user_rules:
+            warn_unmatched(self.rule_files, self.report, view)
+        return self.report
 
     def _view_sources(self) -> tuple[dict | None, frozenset[str] | None, StoredRelations | None]:
         """(the tables' schema kept from an earlier read, the only tables that can hold rows, the relations

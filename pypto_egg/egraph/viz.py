@@ -160,7 +160,7 @@ const stmts = JSON.parse(document.getElementById("statement-data").textContent);
 const mounted = mount(document.getElementById("egraph-visualizer"));
 const byClass = {{}};
 for (const [id, n] of Object.entries(graph.nodes)) (byClass[n.eclass] ||= []).push(id);
-const PER_STATEMENT_CAP = {per_statement_cap}, WHOLE_CAP = {whole_cap};
+const WHOLE_CAP = {whole_cap};
 const PLAN_OPS = {plan_ops}, DIM_OPS = {dim_ops};
 function subgraph(roots, cap) {{
   const keep = new Set(), seen = new Set(), queue = [...roots];
@@ -229,9 +229,9 @@ if (stmts.length) show(0); else {{ document.body.classList.add("whole"); whole()
 """
 
 
-def write_html(eg: EGraphRun, path: Path, max_nodes: int | None = 900, per_statement_cap: int = 300) -> Path:
-    """The decision view: the function's statements, each with its plan, rules and facts, and its own part of
-    the e-graph; the whole graph (capped at `max_nodes` e-nodes) behind a toggle."""
+def write_html(eg: EGraphRun, path: Path, max_nodes: int | None = 900) -> Path:
+    """The decision view: the function's statements, each with its plan, rules and facts and its focused view
+    (focus.py); the whole graph (capped at `max_nodes` e-nodes) behind a toggle."""
     eg.saturate()
     plans = eg.plan_terms()
     name = eg.function.name
@@ -240,16 +240,9 @@ def write_html(eg: EGraphRun, path: Path, max_nodes: int | None = 900, per_state
     span = eb.PanicSpan()
     ser = eg.egraph.serialize([_term_expr(plans[sid], span) for sid in rooted])  # type: ignore[arg-type]
     data = json.loads(ser.to_json())
-    root_of = dict(zip(rooted, data.get("root_eclasses", [])))
     whole, truncated = prune(data, max_nodes)
-    # every statement's part is cut out of the graph the roots reach, so it is never capped by the whole view
-    reach, _ = prune(data, None)
-    statements = []
-    for e in explain_function(eg, name):
-        d = asdict(e)
-        d["root"] = root_of.get(e.statement)
-        d["focus"] = focus_svg(e)
-        statements.append(d)
+    reach, _ = prune(data, None)  # the whole view is cut out of what the roots reach, as the page filters it
+    statements = [{**asdict(e), "focus": focus_svg(e)} for e in explain_function(eg, name)]
     n_nodes = len(whole["nodes"])
     n_classes = len({n["eclass"] for n in whole["nodes"].values()})
     summary = (
@@ -268,7 +261,6 @@ def write_html(eg: EGraphRun, path: Path, max_nodes: int | None = 900, per_state
         report=html.escape(str(eg.report)),
         data=_script_json(reach),
         statements=_script_json(statements),
-        per_statement_cap=per_statement_cap,
         whole_cap=max_nodes if max_nodes is not None else "Infinity",
         bundle=base64.b64encode(_asset("visualizer.js").encode()).decode(),
         plan_ops=_script_json(sorted(d.name for d in schema.schema().values() if d.output == "Plan")),
