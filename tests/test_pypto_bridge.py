@@ -199,13 +199,13 @@ def test_the_backend_defaults_to_the_one_pypto_has_configured():
 def counted(monkeypatch):
     """How many times pypto-egg's pass ran."""
     calls: list[str] = []
-    real = pipeline.from_pypto
+    real = pipeline.run_on_objects
 
-    def spy(pto, program):
+    def spy(pto, egg_pass, program):
         calls.append(program.name)
-        return real(pto, program)
+        return real(pto, egg_pass, program)
 
-    monkeypatch.setattr(pipeline, "from_pypto", spy)
+    monkeypatch.setattr(pipeline, "run_on_objects", spy)
     return calls
 
 
@@ -251,17 +251,21 @@ def test_compile_generates_the_code_of_pypto_own_pipeline(tmp_path, counted):
 
 
 @requires_pypto
-def test_rewritten_functions_keep_the_users_source_lines_in_the_generated_code(tmp_path):
+def test_rewritten_functions_keep_the_users_source_positions_in_the_generated_code(tmp_path):
+    """Each op the pass makes carries the position of the op it comes from, as the C++ pass's does: with
+    source locations on, the kernels are the reference's byte for byte, and every location is the user's."""
     source = tmp_path / "add_nd.py"
     source.write_text(ADD_ND)
     pto = pypto()
-    program = pto.language.parse(ADD_ND, filename=str(source))
-    egg.compile(
-        program, output_dir=str(tmp_path / "egg"), skip_ptoas=True, emit_source_loc=True, dump_passes=False
+    options = {"skip_ptoas": True, "emit_source_loc": True, "dump_passes": False}
+    pto.ir.compile(
+        pto.language.parse(ADD_ND, filename=str(source)), output_dir=str(tmp_path / "ref"), **options
     )
+    egg.compile(pto.language.parse(ADD_ND, filename=str(source)), output_dir=str(tmp_path / "egg"), **options)
     kernel = (tmp_path / "egg" / "kernels" / "aiv" / "add_incore.pto").read_text()
-    assert f'loc("{source}":10:9)' in kernel  # the store's line, not a line of the printed text
+    assert f'loc("{source}":10:53)' in kernel  # the store call's own position
     assert "<string>" not in kernel
+    assert generated_code(tmp_path / "egg") == generated_code(tmp_path / "ref")
 
 
 @requires_pypto

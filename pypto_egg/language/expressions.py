@@ -490,30 +490,10 @@ class ExprParser:
 
     def annotated(self, node: ast.AST, ann: Type, value: Expr) -> Type:
         """The type a variable gets from its annotation and its value's deduced type."""
-        ded = type_of(value)
-        if isinstance(ann, OpaqueType) or isinstance(ded, OpaqueType) or ann == ded:
-            return ann
-        if isinstance(ann, TileType) and isinstance(ded, TileType):
-            if ann.dtype != ded.dtype:
-                self._mismatch(node, ann, ded)
-            same_shape = len(ann.shape) == len(ded.shape) and all(
-                static_int(a) == static_int(b) if static_int(a) is not None else True
-                for a, b in zip(ann.shape, ded.shape)
-            )
-            if not same_shape and not same_count(ann.shape, ded.shape):
-                self._mismatch(node, ann, ded)
-            memory = ded.memory if ded.memory is not None else ann.memory
-            view = ann.view if ann.view is not None else (ded.view if same_shape else None)
-            return make_tile_type(ann.shape, ann.dtype, memory, view, ann.memref or ded.memref)
-        if isinstance(ann, TensorType) and isinstance(ded, TensorType):
-            if ann.dtype != ded.dtype or len(ann.shape) != len(ded.shape):
-                self._mismatch(node, ann, ded)
-            if ann.view is not None or ann.memref is not None or ann.distributed != ded.distributed:
-                return ann
-            return ded
-        if type(ann) is not type(ded):
-            self._mismatch(node, ann, ded)
-        return ann
+        merged = merged_annotation(ann, type_of(value))
+        if merged is None:
+            self._mismatch(node, ann, type_of(value))
+        return merged
 
     def _mismatch(self, node: ast.AST, ann: Type, ded: Type) -> NoReturn:
         self.ctx.error(
@@ -521,6 +501,35 @@ class ExprParser:
         )
 
     # ------------------------------------------------------------ statements
+
+
+def merged_annotation(ann: Type, ded: Type) -> Type | None:
+    """The type a variable gets from its annotation `ann` and its value's deduced type `ded`, or None when
+    they disagree: the annotation's shape (an N-D value may be annotated with its flattened shape) and view,
+    the deduction's memory where the annotation names none."""
+    if isinstance(ann, OpaqueType) or isinstance(ded, OpaqueType) or ann == ded:
+        return ann
+    if isinstance(ann, TileType) and isinstance(ded, TileType):
+        if ann.dtype != ded.dtype:
+            return None
+        same_shape = len(ann.shape) == len(ded.shape) and all(
+            static_int(a) == static_int(b) if static_int(a) is not None else True
+            for a, b in zip(ann.shape, ded.shape)
+        )
+        if not same_shape and not same_count(ann.shape, ded.shape):
+            return None
+        memory = ded.memory if ded.memory is not None else ann.memory
+        view = ann.view if ann.view is not None else (ded.view if same_shape else None)
+        return make_tile_type(ann.shape, ann.dtype, memory, view, ann.memref or ded.memref)
+    if isinstance(ann, TensorType) and isinstance(ded, TensorType):
+        if ann.dtype != ded.dtype or len(ann.shape) != len(ded.shape):
+            return None
+        if ann.view is not None or ann.memref is not None or ann.distributed != ded.distributed:
+            return ann
+        return ded
+    if type(ann) is not type(ded):
+        return None
+    return ann
 
 
 def is_memref(node: ast.AST) -> bool:

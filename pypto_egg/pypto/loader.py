@@ -28,6 +28,7 @@ class PyPTO:
     """The parts of PyPTO the bridge uses."""
 
     language: ModuleType  # pypto.language: parse
+    core: ModuleType  # pypto.pypto_core: DataType
     ir: ModuleType  # pypto.ir: python_print, compile, Program
     core_ir: ModuleType  # pypto.pypto_core.ir: Program
     passes: ModuleType  # pypto.pypto_core.passes: create_program_pass, flatten_tile_nd_to_2d
@@ -50,6 +51,7 @@ def load_pypto() -> PyPTO:
     try:
         found = PyPTO(
             importlib.import_module("pypto.language"),
+            importlib.import_module("pypto.pypto_core"),
             importlib.import_module("pypto.ir"),
             importlib.import_module("pypto.pypto_core.ir"),
             importlib.import_module("pypto.pypto_core.passes"),

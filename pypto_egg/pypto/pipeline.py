@@ -16,10 +16,10 @@ from typing import Any
 
 from ..backend import BACKENDS, get_backend
 from ..egraph.engine import check_strategy
-from ..errors import PyptoEggError, UserError
+from ..errors import UserError
 from ..extract.cost import CostModel
 from ..passes.flatten import FlattenTileNdTo2D, flatten_tile_nd_to_2d
-from .bridge import at_user_positions, from_pypto, to_pypto
+from .bridge import run_on_objects
 from .loader import PyPTO, load_pypto
 
 PASS_NAME = "FlattenTileNdTo2D"
@@ -83,12 +83,7 @@ def _make_pass(pto: PyPTO, options: FlattenOptions) -> Any:
     properties = reference_properties(pto)
 
     def transform(program: Any) -> Any:
-        before, origins = from_pypto(pto, program)
-        try:
-            after = options.egg_pass(pto)(before)
-        except PyptoEggError as e:  # with the user's positions rather than the printed text's
-            raise at_user_positions(e, program, origins) from None
-        return to_pypto(pto, program, before, after, origins)
+        return run_on_objects(pto, options.egg_pass(pto), program)
 
     return pto.passes.create_program_pass(transform, PASS_NAME, properties)
 
