@@ -348,13 +348,16 @@ class Lowerer:
         old = s.var.type if isinstance(s, AssignStmt) else call.type
         return Call(call.op, args, carry(deduced, old), call.kwargs, attrs, call.span)
 
-    def bind(self, s: Stmt, value: Expr, ctx: Ctx, out: list[Stmt], name: str | None = None) -> Var | None:
-        """Emit `value` for statement `s` under the original name (or `name`), mapping the original var."""
+    def bind(
+        self, s: Stmt, value: Expr, ctx: Ctx, out: list[Stmt], name: str | None = None, hint: str | None = None
+    ) -> Var | None:
+        """Emit `value` for statement `s` under the original name, mapping the original var; or under `hint`,
+        still mapping it; or under `name`, a value of its own."""
         if isinstance(s, EvalStmt):
             out.append(EvalStmt(value, s.span))
             return None
         assert isinstance(s, AssignStmt)
-        v = Var(name or s.var.name, type_of(value), s.var.span)
+        v = Var(name or hint or s.var.name, type_of(value), s.var.span)
         if name is None:
             ctx[s.var.uid] = v
             self.renewed.add(s.var.uid)

@@ -215,6 +215,8 @@ class _BmmPages:
         self.windows: dict[int, tuple[Term, MakeTuple]] = {}  # the store windows made so far, by term
         self.acc: Expr | None = substitute(self.info.acc, ctx) if self.info.acc is not None else None
         self.init = substitute(self.info.init_cond, ctx) if self.info.init_cond is not None else None
+        # an accumulator chain's values carry the accumulator operand's name, as the C++ pass names them
+        self.acc_hint = self.acc.name if isinstance(self.acc, Var) else None
         self.store_args: list[Expr] = []
         self.last: Expr | None = None
 
@@ -271,7 +273,7 @@ class _BmmPages:
             elif mode == "acc-fast":
                 args = (self.acc, lp, rp) if self.init is None else (self.acc, lp, rp, self.init)
                 value = self.low.recreate(replaced(self.call, op="tile.matmul_acc"), args, self.s)  # type: ignore[arg-type]
-                self.last = self.low.bind(self.s, value, self.ctx, self.out)
+                self.last = self.low.bind(self.s, value, self.ctx, self.out, hint=self.acc_hint)
             elif mode in ("packed-producer", "acc-cols"):
                 cond: Expr | None = ConstBool(True, span) if mode == "packed-producer" else self.init
                 self.accumulate(i, self.pair(0, i * self.col_step), lp, rp, cond)  # B-139
@@ -343,7 +345,10 @@ class _BmmPages:
         win = self.page.bind(f"acc_page_{i}", "acc-window", "tile.slice", (self.acc, self.extent, offset))
         args = (win, lp, rp) if cond is None else (win, lp, rp, cond)
         part = self.page.bind(f"matmul_acc_{i}", "matmul-acc", "tile.matmul_acc", args)
-        self.acc = self.page.bind(self.name, "assemble", "tile.assemble", (self.acc, part, offset))
+        # the reference's row chain names each writeback after the accumulator; the column-packed one, which only
+        # the specification has, after the statement
+        name = (self.acc_hint if self.mode == "acc-rows" else None) or self.name
+        self.acc = self.page.bind(name, "assemble", "tile.assemble", (self.acc, part, offset))
 
     def store_window(self, window: Term, store: Call) -> MakeTuple:
         """The store's window as a tuple literal: one object for every page (the rules state one window a store)."""
