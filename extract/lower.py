@@ -349,7 +349,13 @@ class Lowerer:
         return Call(call.op, args, carry(deduced, old), call.kwargs, attrs, call.span)
 
     def bind(
-        self, s: Stmt, value: Expr, ctx: Ctx, out: list[Stmt], name: str | None = None, hint: str | None = None
+        self,
+        s: Stmt,
+        value: Expr,
+        ctx: Ctx,
+        out: list[Stmt],
+        name: str | None = None,
+        hint: str | None = None,
     ) -> Var | None:
         """Emit `value` for statement `s` under the original name, mapping the original var; or under `hint`,
         still mapping it; or under `name`, a value of its own."""
