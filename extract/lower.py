@@ -127,10 +127,11 @@ class PageCalls:
         self.span, self.stmt_span, self.out = span, stmt_span, out
         self.first: dict[str, Call] = {}
 
-    def emit(self, name: str, value: Call) -> Var:
-        """`name = value` appended at the statement's span (a call made once, not a page's); its variable."""
-        v = Var(name, value.type, self.stmt_span)
-        self.out.append(AssignStmt(v, value, self.stmt_span))
+    def emit(self, name: str, value: Call, at: AssignStmt | None = None) -> Var:
+        """`name = value` appended at the statement's span, or at statement `at`'s (a page's store stands for
+        the store it replaces, variable and statement); its variable."""
+        v = Var(name, value.type, self.span if at is None else at.var.span)
+        self.out.append(AssignStmt(v, value, self.stmt_span if at is None else at.span))
         return v
 
     def bind(
@@ -144,7 +145,7 @@ class PageCalls:
             value = self.first[role] = make_call(op, args, kwargs, attrs, self.span)
         else:
             value = Call(first.op, args, first.type, first.kwargs, first.attrs, first.span, first.is_function)
-        v = Var(name, value.type, self.stmt_span)
+        v = Var(name, value.type, self.span)
         self.out.append(AssignStmt(v, value, self.stmt_span))
         return v
 
@@ -363,7 +364,9 @@ class Lowerer:
             out.append(EvalStmt(value, s.span))
             return None
         assert isinstance(s, AssignStmt)
-        v = Var(name or hint or s.var.name, type_of(value), s.var.span)
+        # a re-typed variable keeps its position; a new value (a name of its own) is positioned at its call
+        own = (name or hint) is not None and type(value) is Call
+        v = Var(name or hint or s.var.name, type_of(value), value.span if own else s.var.span)  # type: ignore[union-attr]
         if name is None:
             ctx[s.var.uid] = v
             self.renewed.add(s.var.uid)
@@ -371,7 +374,8 @@ class Lowerer:
         return v
 
     def emit(self, name: str, value: Expr, span: Span | None, out: list[Stmt]) -> Var:
-        v = Var(name, type_of(value), span)
+        """`name = value` at `span`; the new value is positioned at its call, as the C++ pass positions it."""
+        v = Var(name, type_of(value), value.span if type(value) is Call else span)
         out.append(AssignStmt(v, value, span))
         return v
 

@@ -267,8 +267,8 @@ class _BmmPages:
         for i, a, b in self.pages:
             lp, rp = self.operand(0, i, a, lhs), self.operand(1, i, b, rhs)
             if mode == "fast":
-                self.last = self.low.bind(
-                    self.s, make_call("tile.matmul", (lp, rp), span=span), self.ctx, self.out
+                self.last = self.low.bind(  # a new value under the statement's name, at the call (as the C++ pass)
+                    self.s, make_call("tile.matmul", (lp, rp), span=span), self.ctx, self.out, hint=self.name
                 )
             elif mode == "acc-fast":
                 args = (self.acc, lp, rp) if self.init is None else (self.acc, lp, rp, self.init)
@@ -391,4 +391,4 @@ class _BmmPages:
         if isinstance(window, Term) and window.op != "DNil":
             page_args += (self.store_window(window, store.value),)
         value = with_operands(store.value, page_args, type_of(into))
-        self.store_args[2] = self.last = self.page.emit(f"{store.var.name}_{i}", value)
+        self.store_args[2] = self.last = self.page.emit(f"{store.var.name}_{i}", value, at=store)

@@ -54,9 +54,9 @@ def test_pypto_reads_back_every_output_of_the_pass_on_the_sample():
 @requires_pypto
 @requires_sample
 def test_pyptos_pipeline_generates_the_same_code_with_either_pass_on_the_sample():
-    """For every program PyPTO's own pipeline compiles, `pypto_egg.pypto.compile` writes the same
-    kernels/** and orchestration/** bytes; a program that differs must be one the text round trip between
-    the passes explains (the C++ pass's own answer, printed and re-read, gives pypto-egg's code: D-9)."""
+    """For every program PyPTO's own pipeline compiles, `pypto_egg.pypto.compile` compiles it too and writes
+    the same kernels/** and orchestration/** bytes (the pass works on PyPTO's objects, so the values it makes
+    carry the C++ pass's name hints and positions)."""
     paths = [str(p) for p in sample_programs()]
     with ProcessPoolExecutor(
         max_workers=max(1, min(2, os.cpu_count() or 1)), mp_context=multiprocessing.get_context("spawn")
@@ -65,8 +65,6 @@ def test_pyptos_pipeline_generates_the_same_code_with_either_pass_on_the_sample(
     compiled = {p: r for p, r in results.items() if r.compiled}
     failed = {p: r.egg_error for p, r in compiled.items() if r.egg_error is not None}
     assert not failed, failed
-    same = [p for p, r in compiled.items() if r.same]
-    unexplained = {p: r.differing for p, r in compiled.items() if not r.same and not r.text_explains}
-    assert not unexplained, unexplained
+    differing = {p: r.differing for p, r in compiled.items() if not r.same}
+    assert not differing, differing
     assert len(compiled) >= 390, len(compiled)
-    assert len(same) >= 0.995 * len(compiled), (len(same), len(compiled))

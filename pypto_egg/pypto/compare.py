@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .loader import PyPTO, load_pypto
-from .pipeline import PASS_NAME, reference_properties, swapped_flatten
+from .loader import load_pypto
 from .pipeline import compile as compile_with_egg
 
 CODE_DIRS = ("kernels", "orchestration")
@@ -36,9 +35,6 @@ class CodeComparison:
     reference_error: str | None  # PyPTO's own pipeline rejected the program (nothing to compare)
     egg_error: str | None  # the pipeline with pypto-egg's pass rejected it
     differing: tuple[str, ...] = ()  # files whose bytes differ, or that only one side wrote
-    # with differences: the C++ pass's own answer, printed and re-read by PyPTO as pypto-egg's is, gives
-    # pypto-egg's code (the difference is the text between the passes, not the answer; differences.md D-9)
-    text_explains: bool | None = None
 
     @property
     def compiled(self) -> bool:
@@ -69,23 +65,7 @@ def compare_generated_code(
             return CodeComparison(None, f"{type(e).__name__}: {e}")
         ref, egg = generated_code(ref_dir), generated_code(egg_dir)
         differing = tuple(sorted(k for k in ref.keys() | egg.keys() if ref.get(k) != egg.get(k)))
-        if not differing:
-            return CodeComparison(None, None)
-        text_dir = Path(tmp) / "reference-through-text"
-        with swapped_flatten(lambda: reference_through_text(pto)):
-            pto.ir.compile(pto.language.parse(text), output_dir=str(text_dir), **kwargs)
-        return CodeComparison(None, None, differing, generated_code(text_dir) == egg)
-
-
-def reference_through_text(pto: PyPTO) -> Any:
-    """The C++ pass, its result printed and read back by PyPTO's parser: what the C++ pass's answer gives
-    downstream after the same text round trip pypto-egg's answers take."""
-    reference = pto.passes.flatten_tile_nd_to_2d()
-
-    def transform(program: Any) -> Any:
-        return pto.language.parse(pto.ir.python_print(reference(program), format=False))
-
-    return pto.passes.create_program_pass(transform, PASS_NAME, reference_properties(pto))
+        return CodeComparison(None, None, differing)
 
 
 def compare_file(path: str) -> tuple[str, CodeComparison]:
