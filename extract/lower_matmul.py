@@ -267,9 +267,9 @@ class _BmmPages:
         for i, a, b in self.pages:
             lp, rp = self.operand(0, i, a, lhs), self.operand(1, i, b, rhs)
             if mode == "fast":
-                self.last = self.low.bind(  # a new value under the statement's name, at the call (as the C++ pass)
-                    self.s, make_call("tile.matmul", (lp, rp), span=span), self.ctx, self.out, hint=self.name
-                )
+                # a new value under the statement's name, positioned at its call (as the C++ pass's)
+                matmul = make_call("tile.matmul", (lp, rp), span=span)
+                self.last = self.low.bind(self.s, matmul, self.ctx, self.out, hint=self.name)
             elif mode == "acc-fast":
                 args = (self.acc, lp, rp) if self.init is None else (self.acc, lp, rp, self.init)
                 value = self.low.recreate(replaced(self.call, op="tile.matmul_acc"), args, self.s)  # type: ignore[arg-type]
