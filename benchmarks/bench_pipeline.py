@@ -1,5 +1,6 @@
 """PyPTO's whole pipeline with each FlattenTileNdTo2D: `ir.compile(skip_ptoas=True)` on the sample's N-D
-programs, with the C++ pass and with pypto-egg's, and each pass's share of the compile time.
+programs, with the C++ pass and with pypto-egg's, each pass's share of the compile time, and pypto-egg's
+split into reading PyPTO's objects, the pass and building PyPTO's objects back.
 
     python benchmarks/bench_pipeline.py [SAMPLE_DIR] [--repeat 3] [--limit N]
 
@@ -21,7 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pypto_egg.pypto import PASS_NAME, flatten_pass, load_pypto
+from pypto_egg.pypto import PASS_NAME, FlattenOptions, load_pypto
+from pypto_egg.pypto.bridge import run_on_objects
 from pypto_egg.pypto.compare import DETERMINISTIC
 from pypto_egg.pypto.pipeline import reference_properties, swapped_flatten
 
@@ -55,6 +57,21 @@ class TimedPass:
         self.factory = pto.passes.create_program_pass(run, PASS_NAME, reference_properties(pto))
 
 
+STEPS = ("in", "pass", "out")
+
+
+def egg_pass_with_steps(pto: Any, steps: dict[str, float]) -> Callable[[], Any]:
+    """A maker of pypto-egg's pass (as `flatten_pass` makes it) that adds each step's seconds to `steps`."""
+    egg = FlattenOptions().egg_pass(pto)
+
+    def make() -> Any:
+        return pto.passes.create_program_pass(
+            lambda program: run_on_objects(pto, egg, program, steps), PASS_NAME, reference_properties(pto)
+        )
+
+    return make
+
+
 def compile_once(pto: Any, text: str, make_pass: Callable[[], Any]) -> tuple[float, float]:
     """(whole compile, the pass's share of it) in seconds."""
     timed = TimedPass(pto, make_pass())
@@ -78,11 +95,13 @@ def main() -> int:
     if not programs:
         print(f"no N-D programs under {args.sample}", file=sys.stderr)
         return 1
+    steps: dict[str, float] = {}
     sides: dict[str, Callable[[], Any]] = {
         "reference": pto.passes.flatten_tile_nd_to_2d,
-        "pypto-egg": flatten_pass,
+        "pypto-egg": egg_pass_with_steps(pto, steps),
     }
     rows: dict[str, list[tuple[float, float]]] = {name: [] for name in sides}
+    split: list[dict[str, float]] = []  # per program: the median seconds of each of pypto-egg's steps
     compiled = 0
     for path in programs:
         text = path.read_text()
@@ -93,9 +112,15 @@ def main() -> int:
             continue
         compiled += 1
         runs: dict[str, list[tuple[float, float]]] = {name: [] for name in sides}
+        per_step: dict[str, list[float]] = {step: [] for step in STEPS}
         for _ in range(args.repeat):
             for name, make in sides.items():
+                steps.clear()
                 runs[name].append(compile_once(pto, text, make))
+                if name == "pypto-egg":
+                    for step in STEPS:
+                        per_step[step].append(steps.get(step, 0.0))
+        split.append({step: statistics.median(values) for step, values in per_step.items()})
         for name in sides:
             whole = statistics.median(w for w, _ in runs[name])
             share = statistics.median(p for _, p in runs[name])
@@ -111,6 +136,9 @@ def main() -> int:
         print(f"{name:<12}{whole:>12.2f}{own:>10.2f}{share:>11.1f}%{rest:>10.2f}")
     ratio = statistics.median(e[0] / r[0] for e, r in zip(rows["pypto-egg"], rows["reference"]))
     print(f"compile time with pypto-egg's pass / with the C++ pass, median per program: {ratio:.2f}x")
+    print("pypto-egg's pass, median per program: "
+          + ", ".join(f"{step} {statistics.median(s[step] for s in split) * 1e3:.3f} ms" for step in STEPS)
+          + f"; conversion in + out {statistics.median(s['in'] + s['out'] for s in split) * 1e3:.3f} ms")  # fmt: skip
     return 0
 
 
