@@ -42,7 +42,8 @@ class MatmulLowerer(Lowerer):
 
     FACTS: ClassVar[frozenset[str]] = Lowerer.FACTS | {
         "DrainPage", "RowDrainPage", "BPage", "BPagesSame", "BSliceSide", "BRowWin", "BColWin", "BStore", "BStoreOne",
-        "BReload", "BReloadAt", "BReloadStep", "BReloadSide", "BmmBaseRow", "ViewOperand", "BPageCast", "BmmGeom",
+        "BReload", "BReloadAt", "BReloadStep", "BReloadSide", "BmmBase", "BmmPeeled", "ViewOperand", "BPageCast",
+        "BmmGeom",
     }  # fmt: skip
 
     HANDLERS: ClassVar[dict[str, str]] = {
@@ -193,7 +194,9 @@ class _BmmPages:
             for r in rows("BReloadStep")
         }
         self.reload_sides = {r.side: (r.view, r.x, r.y) for r in rows("BReloadSide")}
-        self.bases = {r.side: r.load_stmt for r in rows("BmmBaseRow")}
+        self.bases = {r.side: r.load_stmt for r in rows("BmmBase")}
+        # the level of each operand the matmul reads: through the reshapes the rules found safe (B-120)
+        self.peeled = {as_int(r.side): as_int(r.level) for r in rows("BmmPeeled")}
         self.views = {as_int(r.side) for r in rows("ViewOperand")}
         self.cast = bool(
             rows("BPageCast")
@@ -263,7 +266,7 @@ class _BmmPages:
             sv = self.info.store.value
             assert isinstance(sv, Call)
             self.store_args = [substitute(a, self.ctx) for a in sv.args[:3]]
-        lhs, rhs = substitute(self.info.lhs, self.ctx), substitute(self.info.rhs, self.ctx)
+        lhs, rhs = (substitute(self.info.levels[side][self.peeled[side]], self.ctx) for side in (0, 1))
         for i, a, b in self.pages:
             lp, rp = self.operand(0, i, a, lhs), self.operand(1, i, b, rhs)
             if mode == "fast":

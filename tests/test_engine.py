@@ -186,7 +186,7 @@ def test_fact_files_hold_each_row_and_refuse_a_malformed_one(tmp_path):
         '(input OpndFloatRow "OpndFloatRow.tsv")', '(input Fact "Fact.tsv")', '(input TextFact "TextFact.tsv")'
     ]  # fmt: skip
     # the fact tables: the relation's name, its integers, 0s up to the widest, then its strings, "" the padding
-    assert (tmp_path / "Fact.tsv").read_text() == "StmtVarRow\t0\t7" + "\t0" * 8 + "\n"
+    assert (tmp_path / "Fact.tsv").read_text() == "StmtVarRow\t0\t7" + "\t0" * 6 + "\n"
     assert (tmp_path / "TextFact.tsv").read_text() == (
         "GenericRow\t0\t1\t2" + "\t0" * 5 + "\ttile.exp\t\t\t\n"
         "GenericRow\t1\t3\t2" + "\t0" * 5 + "\ttile.add\t\t\t\n"

@@ -179,6 +179,39 @@ def test_b130_safe_batch_only_reshape_is_looked_through():
     assert ta.var.type.memory is pl.Mem.Mat  # and its source is a batch-matmul-only Mat load (B-113, B-043)
 
 
+def test_b120_a_reshape_that_changes_the_inner_dims_is_not_looked_through():
+    """B-120 is the rules' (operands.egg): [2, 32, 16] reshaped to [2, 16, 32] changes the matrix dims, so the matmul
+    reads the reshape's (flattened) result, and the reshape stays."""
+    before = bmm_program(
+        [2, 32, 16],
+        [2, 32, 16],
+        "r = pl.tile.reshape(ta, [2, 16, 32])\nc = pl.tile.batch_matmul(r, tb)\nout = pl.store(c, [0, 0, 0], out)\nreturn out",
+        [2, 16, 16],
+    )
+    after = flatten(before)
+    r = next(s for s in assigns(after) if s.var.name == "r")
+    lhs_slices = [s.value for s in assigns(after) if s.value.op == "tile.slice" and "lhs" in s.var.name]
+    assert lhs_slices and all(c.args[0] is r.var for c in lhs_slices)
+    assert r.value.op == "tile.reshape" and [d.value for d in r.var.type.shape] == [32, 32]
+
+
+def test_b120_b130_a_chain_of_batch_regroupings_is_looked_through_to_its_source():
+    """Two reshapes that only regroup batch axes, one after the other: the matmul reads the tile both were made
+    from, and both reshapes are dropped."""
+    before = bmm_program(
+        [2, 16, 32],
+        [1, 1, 2, 32, 16],
+        "r1 = pl.tile.reshape(ta, [1, 2, 16, 32])\nr2 = pl.tile.reshape(r1, [1, 1, 2, 16, 32])\n"
+        "c = pl.tile.batch_matmul(r2, tb)\nout = pl.store(c, [0, 0, 0, 0, 0], out)\nreturn out",
+        [1, 1, 2, 16, 16],
+    )
+    after = flatten(before)
+    ta = next(s for s in assigns(after) if s.var.name == "ta")
+    lhs_slices = [s.value for s in assigns(after) if s.value.op == "tile.slice" and "lhs" in s.var.name]
+    assert len(lhs_slices) == 2 and all(c.args[0] is ta.var for c in lhs_slices)
+    assert not {"r1", "r2"} & {s.var.name for s in assigns(after)}
+
+
 def test_b153_single_page_accumulator_forwards_init_cond():
     before = bmm_program([1, 16, 32], [1, 32, 16],
                          "acc = pl.tile.create([1, 16, 16], dtype=pl.FP32, target_memory=pl.Mem.Acc)\n"

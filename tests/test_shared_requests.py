@@ -61,8 +61,8 @@ def test_every_fact_relation_names_its_fields_and_so_where_it_names_statements()
             f"{rel} ({d.file}:{d.line}) names no fields"
         )
     assert all(declared(rel).fields[0] == "stmt" for rel in REQUEST_RELATIONS)  # a request's statement first
-    assert STATEMENT_COLUMNS["BmmRow"] == (0, 8) and STATEMENT_COLUMNS["UseKindRow"] == (2,)
-    assert STATEMENT_COLUMNS["BmmBaseRow"] == (0, 2) and STATEMENT_COLUMNS["RefRow"] == ()
+    assert STATEMENT_COLUMNS["BmmHeadRow"] == (0, 4) and STATEMENT_COLUMNS["UseKindRow"] == (2,)
+    assert STATEMENT_COLUMNS["BmmLevelBaseRow"] == (0, 3) and STATEMENT_COLUMNS["RefRow"] == ()
 
 
 def test_repeated_questions_share_one_request_and_get_each_statement_the_same_plans():
@@ -98,7 +98,7 @@ def test_explain_and_user_rules_keep_a_request_per_statement(tmp_path):
 
 
 def test_a_statement_another_row_names_keeps_its_own_request():
-    """A store given its partition is named by StoreGivenRow, a batched matmul's operand loads by BmmBaseRow: the rules
+    """A store given its partition is named by StoreGivenRow, a batched matmul's operand loads by BmmLevelBaseRow: the rules
     may tell them apart from their look-alikes, so they are never shared."""
     given = REPEATED.replace(
         "out = pl.store(f, [0, 0, 0], out)", "out = pl.store(f, [0, 0, 0], out, [2, 3, 8])"
@@ -109,5 +109,5 @@ def test_a_statement_another_row_names_keeps_its_own_request():
         assert len(stores) == 2 and not set(stores) & set(eg.encoding.shared)
     bmm = pl.parse(PROGRAMS["batch_matmul"])
     with run(bmm, True) as eg:
-        bases = {r[2] for r in eg.encoding.rows["BmmBaseRow"] if r[2] >= 0}
+        bases = {r[3] for r in eg.encoding.rows["BmmLevelBaseRow"] if r[3] >= 0}
         assert bases and not bases & set(eg.encoding.shared)

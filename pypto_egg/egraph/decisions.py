@@ -28,10 +28,13 @@ from .words import dims_text, plan_words, term_fields, value_text, variable_name
 
 _KINDS = {
     "LoadRow": "LoadReq", "StoreRow": "StoreReq", "AllocRow": "AllocReq", "AssembleRow": "AssembleReq",
-    "ReshapeRow": "ReshapeReq", "TransposeRow": "TransposeReq", "GenericRow": "GenericReq", "BmmRow": "BmmReq",
+    "ReshapeRow": "ReshapeReq", "TransposeRow": "TransposeReq", "GenericRow": "GenericReq", "BmmHeadRow": "BmmReq",
 }  # fmt: skip
 _MAIN_KINDS = frozenset(_KINDS.values())
-_VARIANT_ROWS = ("GenericRow", "BmmRow")  # rows whose second column names the request's variant (`_variants`)
+_VARIANT_ROWS = (
+    "GenericRow",
+    "BmmHeadRow",
+)  # rows whose second column names the request's variant (`_variants`)
 
 
 @dataclass(frozen=True)

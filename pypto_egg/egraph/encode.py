@@ -108,10 +108,10 @@ def tuple_items(e: Expr) -> tuple[Expr, ...]:
 
 @dataclass
 class BmmInfo:
-    """What the lowering of one batched matmul needs from the IR: peeled operands and the consumed store."""
+    """What the lowering of one batched matmul needs from the IR: each operand's levels (the operand, then each
+    reshape it was made by: which one the matmul reads is the rules' BmmPeeled) and the consumed store."""
 
-    lhs: Expr
-    rhs: Expr
+    levels: tuple[tuple[Expr, ...], tuple[Expr, ...]]
     acc: Expr | None
     init_cond: Expr | None
     store: AssignStmt | None

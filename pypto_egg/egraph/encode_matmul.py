@@ -35,27 +35,13 @@ from ..rules.schema import ROW
 from .encode import BMM_OPS, BmmInfo, Encoding
 
 
-def _safe_peelable(call: Call) -> bool:
-    """IsSafePeelableBatchMatmulReshape (B-120): a reshape that only regroups batch axes."""
+def _reshape_of_tile(call: Call) -> bool:
+    """A `tile.reshape` of a tile into a tile, both of rank 2 or more: what a batched matmul's operand may be read
+    through, when rules/operands.egg finds that it only regroups batch axes (B-120)."""
     if call.op != "tile.reshape" or len(call.args) != 2:
         return False
     src, dst = type_of(call.args[0]), call.type
-    if not isinstance(src, TileType) or not isinstance(dst, TileType) or src.rank < 2 or dst.rank < 2:
-        return False
-    tail_in = [static_int(d) for d in src.shape[-2:]]
-    tail_out = [static_int(d) for d in dst.shape[-2:]]
-    lead_in = [static_int(d) for d in src.shape[:-2]]
-    lead_out = [static_int(d) for d in dst.shape[:-2]]
-    if None in tail_in or tail_in != tail_out or None in lead_in or None in lead_out:
-        return False
-    return _product(lead_in) == _product(lead_out)
-
-
-def _product(values: list[int | None]) -> int:
-    out = 1
-    for v in values:
-        out *= v or 1
-    return out
+    return isinstance(src, TileType) and isinstance(dst, TileType) and src.rank >= 2 and dst.rank >= 2
 
 
 _TRANSPOSE_VIEW, _LEGACY_TRANSPOSE = 1, 2
@@ -76,7 +62,8 @@ def _matmul_dtype_differs(lhs: TileType, rhs: TileType, result: object) -> bool:
 
 
 def batch_matmuls(enc: Encoding, fn: Function) -> None:
-    """One BmmRow per batched matmul: operands peeled through safe reshapes (B-130), whether each is a
+    """One BmmHeadRow per batched matmul and each operand's levels, peeled through reshapes (which of them it reads
+    is decided by rules/operands.egg, B-120, B-130): whether each is a
     transpose_view, their whole byte sizes, and the store that immediately consumes the result (B-133)."""
     # what an operand is (a view, a safe reshape) does not depend on the block; its load is looked up per block
     defs = {
@@ -94,65 +81,85 @@ def batch_matmuls(enc: Encoding, fn: Function) -> None:
             sid = enc.stmt_ids[id(s)]
             kind = 0 if call.op == "tile.batch_matmul" else 1
             ops = call.args[kind : kind + 2]
-            peeled = []
-            for e in ops:
-                while isinstance(e, Var) and e.uid in defs and _safe_peelable(defs[e.uid]):
-                    e = defs[e.uid].args[0]
-                view = _view_kind(defs[e.uid]) if isinstance(e, Var) and e.uid in defs else 0
-                peeled.append((e, view))
-            for side, ((e, view), orig) in enumerate(zip(peeled, ops)):
-                base = e
-                if view and isinstance(e, Var):
-                    base = defs[e.uid].args[0]
-                load_stmt = block_defs.get(base.uid) if isinstance(base, Var) else None
-                load = (
-                    load_stmt.value if load_stmt is not None and isinstance(load_stmt.value, Call) else None
-                )
-                base_sid = (
-                    enc.stmt_ids[id(load_stmt)]
-                    if load is not None and load.op == "tile.load" and load_stmt
-                    else -1
-                )
-                if view == _LEGACY_TRANSPOSE and isinstance(
-                    e, Var
-                ):  # read through it or not: rules decide (B-100)
-                    enc.rows["BmmLegacyRow"].append(
-                        ROW.BmmLegacyRow(stmt=sid, side=side, transpose_var=e.uid, load_stmt=base_sid)
-                    )
-                else:
-                    enc.rows["BmmBaseRow"].append(ROW.BmmBaseRow(stmt=sid, side=side, load_stmt=base_sid))
-                if base_sid >= 0:
-                    enc.load_offsets_2d(base_sid)
+            # each operand as it is, then each reshape it was made by, down to the first that is not one: which of
+            # them the matmul reads is the rules' (B-120, rules/operands.egg)
+            levels: list[list[Expr]] = []
+            for side, orig in enumerate(ops):
+                chain = [orig]
+                while (
+                    isinstance(chain[-1], Var)
+                    and chain[-1].uid in defs
+                    and _reshape_of_tile(defs[chain[-1].uid])
+                ):
+                    chain.append(defs[chain[-1].uid].args[0])
+                levels.append(chain)
+                for level, e in enumerate(chain):
+                    _operand_level(enc, sid, side, level, e, level == len(chain) - 1, defs, block_defs)
                 if isinstance(orig, Var):
                     enc.rows["BmmOpVarRow"].append(ROW.BmmOpVarRow(stmt=sid, side=side, var=orig.uid))
-            types = [type_of(e) for e, _ in peeled]
+            types = [type_of(e) for e in ops]
             if not all(isinstance(t, TileType) for t in types):
                 raise InternalError(f"{call.op} operands must be tiles")
             lt, rt = types
             assert isinstance(lt, TileType) and isinstance(rt, TileType)
-            enc.bmm_geometry(sid, enc.broadcast(lt.shape[:-2], rt.shape[:-2]), lt.shape, rt.shape)
+            if (
+                len(levels[0]) == len(levels[1]) == 1
+            ):  # nothing to peel: the geometry of the operands as they are
+                enc.bmm_geometry(sid, enc.broadcast(lt.shape[:-2], rt.shape[:-2]), lt.shape, rt.shape)
+            else:
+                enc.rows["BmmUnmeasuredRow"].append(ROW.BmmUnmeasuredRow(stmt=sid))
             nxt = flat[k + 1] if k + 1 < len(flat) else None
             store = None
             if (isinstance(nxt, AssignStmt) and isinstance(nxt.value, Call) and nxt.value.op == "tile.store"
                     and nxt.value.args[0] is s.var):  # fmt: skip
                 store = nxt
-            enc.rows["BmmRow"].append(ROW.BmmRow(
-                stmt=sid, kind=kind, lhs=enc.dims(lt.shape), rhs=enc.dims(rt.shape), lhs_view=peeled[0][1],
-                rhs_view=peeled[1][1], lhs_bytes=_bytes(lt), rhs_bytes=_bytes(rt),
+            # a reshape keeps the element count and type: the bytes and the cast are the same at every level
+            enc.rows["BmmHeadRow"].append(ROW.BmmHeadRow(
+                stmt=sid, kind=kind, lhs_bytes=_bytes(lt), rhs_bytes=_bytes(rt),
                 store_stmt=enc.stmt_ids[id(store)] if store is not None else -1,
                 cast=int(_matmul_dtype_differs(lt, rt, s.var.type)),
             ))  # fmt: skip
-            # each operand dim at its place in the reference's walk, lhs axes then rhs axes (B-132)
-            walk = [(side, axis, d) for side, t in enumerate((lt, rt)) for axis, d in enumerate(t.shape)]
-            enc.rows["BmmDimRow"] += [
-                ROW.BmmDimRow(stmt=sid, place=p, side=side, axis=axis, dim=enc.dim(d))
-                for p, (side, axis, d) in enumerate(walk)
-            ]
             # what a staging tile of the pages would hold (the optimal strategy's option)
             if store is not None:
                 enc.rows["BmmOutRow"].append(ROW.BmmOutRow(stmt=sid, bytes=_bytes(s.var.type)))
-            enc.bmm[sid] = BmmInfo(peeled[0][0], peeled[1][0], call.args[0] if kind else None,
+            enc.bmm[sid] = BmmInfo((tuple(levels[0]), tuple(levels[1])), call.args[0] if kind else None,
                                    call.args[3] if kind and len(call.args) > 3 else None, store)  # fmt: skip
+
+
+def _operand_level(
+    enc: Encoding, sid: int, side: int, level: int, e: Expr, last: bool, defs: dict[int, Call],
+    block_defs: dict[int, AssignStmt],
+) -> None:  # fmt: skip
+    """One level of a batched matmul's operand: its shape, each dim at its axis, whether it is a view of a load
+    (and which load), and, for a legacy tile.transpose, its variable (B-100, B-118)."""
+    t = type_of(e)
+    if not isinstance(t, TileType):
+        raise InternalError("a batched matmul's operand must be a tile")
+    view = _view_kind(defs[e.uid]) if isinstance(e, Var) and e.uid in defs else 0
+    base = defs[e.uid].args[0] if view and isinstance(e, Var) else e
+    load_stmt = block_defs.get(base.uid) if isinstance(base, Var) else None
+    load = load_stmt.value if load_stmt is not None and isinstance(load_stmt.value, Call) else None
+    base_sid = (
+        enc.stmt_ids[id(load_stmt)] if load is not None and load.op == "tile.load" and load_stmt else -1
+    )
+    enc.rows["BmmLevelRow"].append(ROW.BmmLevelRow(
+        stmt=sid, side=side, level=level, var=e.uid if isinstance(e, Var) else -1, dims=enc.dims(t.shape),
+        view=view, rank=t.rank, last=int(last),
+    ))  # fmt: skip
+    if view == _LEGACY_TRANSPOSE and isinstance(e, Var):  # read through it or not: rules decide (B-100)
+        enc.rows["BmmLevelLegacyRow"].append(
+            ROW.BmmLevelLegacyRow(stmt=sid, side=side, level=level, transpose_var=e.uid, load_stmt=base_sid)
+        )
+    else:
+        enc.rows["BmmLevelBaseRow"].append(
+            ROW.BmmLevelBaseRow(stmt=sid, side=side, level=level, load_stmt=base_sid)
+        )
+    if base_sid >= 0:
+        enc.load_offsets_2d(base_sid)
+    enc.rows["BmmLevelDimRow"] += [
+        ROW.BmmLevelDimRow(stmt=sid, side=side, level=level, axis=axis, dim=enc.dim(d))
+        for axis, d in enumerate(t.shape)
+    ]
 
 
 def _refs(e: object, out: list[int]) -> None:
@@ -244,8 +251,12 @@ def operand_prescan(enc: Encoding, fn: Function) -> None:
                 enc.rows["DefRow"].append(
                     ROW.DefRow(var=v, op=s.value.op, arg_var=arg0.uid if isinstance(arg0, Var) else -1)
                 )
-                if _safe_peelable(s.value):
-                    enc.rows["SafeRow"].append(ROW.SafeRow(var=v))
+                if _reshape_of_tile(s.value):  # whether it only regroups batch axes is the rules' (B-120)
+                    src_t = type_of(s.value.args[0])
+                    assert isinstance(src_t, TileType) and isinstance(s.value.type, TileType)
+                    enc.rows["ReshapeShapeRow"].append(ROW.ReshapeShapeRow(
+                        var=v, src=enc.dims(src_t.shape, shape=False), dst=enc.dims(s.value.type.shape, shape=False)
+                    ))  # fmt: skip
 
 
 def _loops(body: tuple[Stmt, ...]) -> Iterator[ForStmt | WhileStmt]:

@@ -11,8 +11,8 @@ the padding. The text handed to egglog is rewritten on its way in (an atom `(Con
 `(Fact "ConsRow" i h t 0 .. 0)`, a packed relation's own declaration goes), and the view reads the tables' rows
 back as the relations they came from; the host reads those no rule writes from the encoding that wrote them.
 
-The relations of integers alone that the rules derive (`BPage`, `Route`, `StaysND`, ..., and `BmmBaseRow`, which
-transpose.egg states for a legacy operand as the encoder does for the others) are stored the same way, as
+The relations of integers alone that the rules derive (`BPage`, `Route`, `StaysND`, ..., and `BmmBase`, which
+operands.egg and transpose.egg state) are stored the same way, as
 `Derived` (rules/sorts.egg), and so are the rules' true/false flags (a function to bool merged by `or`: `MatLoad`,
 `Listed`, `NonContig`, ...), one table a key (`Flags` for an id, `ListFlags` for a list, `PairFlags` for two), the
 flag's name the first key: `(MatLoad s)` becomes `(Flags "MatLoad" s)`. The loop-carry repair's own e-graph
