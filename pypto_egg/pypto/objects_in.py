@@ -81,7 +81,9 @@ class Unconvertible(DSLError):
 class Origins:
     """Where each pypto-egg object of a converted function came from in PyPTO's."""
 
-    vars: dict[int, Any] = field(default_factory=dict)  # pypto-egg Var uid -> PyPTO Var
+    # pypto-egg Var uid -> (that variable, the PyPTO Var it was read from); a variable the pass re-creates may reuse the
+    # uid, so the builder takes the PyPTO Var only for the very object it was read as
+    vars: dict[int, tuple[Var, Any]] = field(default_factory=dict)
     stmts: dict[int, tuple[Stmt, Any]] = field(default_factory=dict)  # id(pypto-egg stmt) -> (it, PyPTO stmt)
     spans: dict[Span, Any] = field(default_factory=dict)  # pypto-egg span -> the PyPTO span it was read from
     scopes: dict[Span, Any] = field(default_factory=dict)  # a loop's or scope's span -> its PyPTO statement
@@ -132,9 +134,12 @@ class FunctionReader:
         return Unconvertible(f"{self.span(where.span)}: function {self.function.name!r}: {what}")
 
     def define(self, v: Any, ty: Type | None = None) -> Var:
+        """A pypto-egg variable for PyPTO's `v`. A second definition of the same PyPTO variable (IR not yet in SSA
+        form) is a variable of its own in pypto-egg's IR, and is built back as a new PyPTO variable."""
         out = Var(v.name_hint, ty if ty is not None else self.type(v.type), self.span(v.span))
+        if v.unique_id not in self.env:
+            self.origins.vars[out.uid] = (out, v)
         self.env[v.unique_id] = out
-        self.origins.vars[out.uid] = v
         return out
 
     # ------------------------------------------------------------ types

@@ -75,7 +75,8 @@ class FunctionBuilder:
     def __init__(self, pto: PyPTO, original: Any, origins: Origins) -> None:
         self.pto, self.original, self.origins = pto, original, origins
         self.ir = pto.core_ir
-        self.vars: dict[int, Any] = dict(origins.vars)  # pypto-egg Var uid -> PyPTO Var
+        # id(pypto-egg Var) -> PyPTO Var: those read (the objects stay alive in the function), then those made
+        self.vars: dict[int, Any] = {id(ours): theirs for ours, theirs in origins.vars.values()}
         self.remade: set[int] = set()  # read variables given a new PyPTO object (a re-seeded loop carry)
         self.dtypes = {d: getattr(pto.core.DataType, d.name) for d in DataType}
         self.unknown = self.ir.Span.unknown()
@@ -86,10 +87,14 @@ class FunctionBuilder:
         return self.unknown if s is None else self.origins.spans.get(s, self.unknown)
 
     def var(self, v: Var) -> Any:
-        out = self.vars.get(v.uid)
+        out = self.vars.get(id(v))
         if out is None:
-            out = self.vars[v.uid] = self.ir.Var(v.name, self.type(v.type), self.span(v.span))
+            out = self.vars[id(v)] = self.ir.Var(v.name, self.type(v.type), self.span(v.span))
         return out
+
+    def exprs(self, dims: tuple[Expr, ...]) -> list[Any]:
+        """Dims as PyPTO expressions (a view's fields take no bare integers beside an expression)."""
+        return [self.expr(d) for d in dims]
 
     def dims(self, dims: tuple[Expr, ...]) -> list[Any]:
         if all(type(d) is ConstInt for d in dims):
@@ -110,8 +115,8 @@ class FunctionBuilder:
             if t.view is not None:
                 v = t.view
                 view = ir.TileView(
-                    self.dims(v.valid_shape) if v.valid_shape is not None else [],
-                    self.dims(v.stride) if v.stride is not None else [],
+                    self.exprs(v.valid_shape) if v.valid_shape is not None else [],
+                    self.exprs(v.stride) if v.stride is not None else [],
                     None if v.start_offset is None else self.expr(v.start_offset),
                     getattr(ir.TileLayout, v.blayout.value if v.blayout else "row_major"),
                     getattr(ir.TileLayout, v.slayout.value if v.slayout else "none_box"),
@@ -123,13 +128,14 @@ class FunctionBuilder:
             return ir.TileType(self.dims(t.shape), self.dtypes[t.dtype], self.memref(t.memref), view, memory)
         if type(t) is ScalarType:
             return ir.ScalarType(self.dtypes[t.dtype])
-        if type(t) is TensorType and not t.distributed:
+        if type(t) is TensorType:
             tensor_view = None
             if t.view is not None:
                 tv = t.view
-                tensor_view = ir.TensorView(self.dims(tv.stride), getattr(ir.TensorLayout, tv.layout.value),
-                                            self.dims(tv.valid_shape), getattr(ir.PadValue, tv.pad.value if tv.pad else "null"))  # fmt: skip
-            return ir.TensorType(self.dims(t.shape), self.dtypes[t.dtype], self.memref(t.memref), tensor_view)
+                tensor_view = ir.TensorView(self.exprs(tv.stride), getattr(ir.TensorLayout, tv.layout.value),
+                                            self.exprs(tv.valid_shape), getattr(ir.PadValue, tv.pad.value if tv.pad else "null"))  # fmt: skip
+            cls = ir.DistributedTensorType if t.distributed else ir.TensorType
+            return cls(self.dims(t.shape), self.dtypes[t.dtype], self.memref(t.memref), tensor_view)
         if type(t) is TupleType:
             return ir.TupleType([self.type(x) for x in t.types])
         if type(t) is OpaqueType and t.text == "pl.UnknownType":
@@ -247,6 +253,8 @@ class FunctionBuilder:
         read = self.origins.stmts.get(id(s))
         if read is None or read[0] is not s:
             return None
+        if type(s) is AssignStmt and id(s.var) not in self.vars:  # a re-definition: a variable of its own
+            return None
         if self.remade and any(v.uid in self.remade for v in _stmt_vars(s)):
             return None
         return read[1]
@@ -295,13 +303,14 @@ class FunctionBuilder:
         """A loop carry: PyPTO's own when the pass kept it and its seed, else a new one (and then every
         statement that reads it is rebuilt)."""
         init_built = self.expr(init)
-        read = self.origins.vars.get(v.uid)
+        pair = self.origins.vars.get(v.uid)
+        read = pair[1] if pair is not None and pair[0] is v else None
         if read is not None and read.initValue.same_as(init_built):
             return read
         out = self.ir.IterArg(v.name, self.type(v.type), init_built, self.span(v.span))
         if read is not None:
             self.remade.add(v.uid)
-        self.vars[v.uid] = out
+        self.vars[id(v)] = out
         return out
 
     def for_stmt(self, s: ForStmt, span: Any) -> Any:
@@ -325,7 +334,7 @@ class FunctionBuilder:
             raise InternalError("the pass made a pl.split_aiv region of its own")
         stmts = list(original.body.stmts) if type(original.body) is self.ir.SeqStmts else [original.body]
         lead = []
-        if self.origins.vars.get(s.loop_var.uid) is not None:
+        if s.loop_var.uid in self.origins.vars:
             lead = [stmts[0]]
         body = self.ir.SeqStmts(lead + [self.stmt(x) for x in s.body], original.body.span)
         return self.ir.SplitAivScopeStmt(original.split, original.count, original.name_hint, body, span)
@@ -339,11 +348,19 @@ class FunctionBuilder:
 
 
 def _rescoped(ir: Any, original: Any, body: Any) -> Any:
-    """A scope statement like `original` around another body."""
-    k = type(original)
-    if k is ir.InCoreScopeStmt:
-        return ir.InCoreScopeStmt(original.split, original.name_hint, body, original.span)
-    raise InternalError(f"pypto-egg does not rebuild the scope {k.__name__}")
+    """A scope statement like `original` (of any kind, with all its fields and attributes) around another body:
+    PyPTO's own mutator rebuilds it, given the new body where it meets the old one."""
+    old = original.body
+
+    class Rebody(ir.IRMutator):  # type: ignore[misc, name-defined]
+        def visit_seq_stmts(self, op: Any) -> Any:
+            return body if op.same_as(old) else super().visit_seq_stmts(op)
+
+    if type(old) is not ir.SeqStmts:
+        raise InternalError(
+            f"pypto-egg does not rebuild a {type(original).__name__} whose body is one statement"
+        )
+    return Rebody().visit_stmt(original)
 
 
 def _stmt_vars(s: Stmt) -> list[Var]:
