@@ -18,7 +18,7 @@ from ..extract.graph import StoredRelations
 from ..ir.stmt import Program
 from .accel import Acceleration, shared_requests
 from .accel.fact_folder import FactFolder
-from .accel.fact_table import packed_relations
+from .accel.fact_table import packed_relations, table_declarations
 from .accel.relevance import Relevance, all_rules, relevant_rules
 from .accel.resident import (
     ResidentRules,
@@ -46,6 +46,7 @@ from .rules import (
     schedule_text,
     shipped_rule_files,
 )
+from .shipped import rules_dir
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,18 @@ class Limits:
 class _StageRun:
     iterations: int = 0
     matches: dict[str, int] = field(default_factory=dict)
+
+
+@functools.cache
+def packed_tables_file() -> RuleFile:
+    """The packed tables' declarations (accel/fact_table.py) as a rule file of the shipped set."""
+    return RuleFile(rules_dir() / "packed-tables.egg", table_declarations())
+
+
+def with_packed_tables(files: list[RuleFile]) -> list[RuleFile]:
+    """The shipped files with the packed tables declared right after rules/sorts.egg (whose sorts key them)."""
+    at = next(i for i, rf in enumerate(files) if rf.name == "sorts.egg") + 1
+    return [*files[:at], packed_tables_file(), *files[at:]]
 
 
 class EGraphRun(PlanReader):
@@ -127,7 +140,7 @@ class EGraphRun(PlanReader):
         )
         self.report.times["encode"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        self.rule_files: list[RuleFile] = shipped_rule_files()
+        self.rule_files: list[RuleFile] = with_packed_tables(shipped_rule_files())
         for extra in extra_rules:
             self.rule_files += read_rule_files(Path(extra))
         self.report.rule_files = list(dict.fromkeys(str(rf.path) for rf in self.rule_files))

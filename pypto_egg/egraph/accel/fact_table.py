@@ -13,10 +13,13 @@ back as the relations they came from; the host reads those no rule writes from t
 
 The relations of integers alone that the rules derive (`BPage`, `Route`, `StaysND`, ..., and `BmmBase`, which
 operands.egg and transpose.egg state) are stored the same way, as
-`Derived` (rules/sorts.egg), and so are the rules' true/false flags (a function to bool merged by `or`: `MatLoad`,
+`Derived`, and so are the rules' true/false flags (a function to bool merged by `or`: `MatLoad`,
 `Listed`, `NonContig`, ...), one table a key (`Flags` for an id, `ListFlags` for a list, `PairFlags` for two), the
 flag's name the first key: `(MatLoad s)` becomes `(Flags "MatLoad" s)`. The loop-carry repair's own e-graph
 (narrow.egg) keeps its tables; so does a relation with a float column.
+
+The rule files never name these tables: they are this layer's, declared by `TABLES_FILE`, which the accelerated
+runner loads right after rules/sorts.egg (plain egglog and the core runner hold each relation as declared).
 
 A user's rules are rewritten like the shipped ones; a packed relation one of them writes is read from the e-graph.
 """
@@ -28,7 +31,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ...errors import InternalError, RuleError
+from ...errors import RuleError
 from ..sexp import forms
 from ..shipped import SELF_CHECKS, rules_dir
 
@@ -38,7 +41,9 @@ DERIVED_TABLE = "Derived"  # the rules' own relations of integers
 TABLES = (FACT_TABLE, TEXT_TABLE, DERIVED_TABLE)
 _RELATION = re.compile(r"^\(relation\s+(\w+)\s+\(([^()]*)\)\)", re.MULTILINE)
 _FLAG = re.compile(r"^\(function\s+(\w+)\s+\(([^()]*)\)\s+bool\s+:merge\s+\(or old new\)\)", re.MULTILINE)
-FLAG_TABLES = ("Flags", "ListFlags", "PairFlags")  # of rules/sorts.egg: a flag's name, then its key
+# the flag tables, each by the key it takes after a flag's name
+FLAG_KEYS = {"Flags": ("i64",), "ListFlags": ("Dims",), "PairFlags": ("Dims", "Dims")}
+FLAG_TABLES = tuple(FLAG_KEYS)
 _PAD = {"i64": "0", "String": '""'}  # the cells a row leaves over in its table
 
 
@@ -72,8 +77,8 @@ class Layout:
 def layout() -> Layout:
     """Where each packed relation goes, read from the shipped rule files: the `...Row` relations of rules/encode.egg
     of integers and strings that no shipped rule writes (`Fact`, or `TextFact` with a string column), the other
-    relations of integers alone (`Derived`), each table as wide as its widest relation needs and declared so, and
-    the flags by their key (`_flags`). narrow.egg runs in an e-graph of its own and keeps its tables."""
+    relations of integers alone (`Derived`), each table as wide as its widest relation needs, and the flags by
+    their key (`_flags`). narrow.egg runs in an e-graph of its own and keeps its tables."""
     texts = {f.name: f.read_text().partition(SELF_CHECKS)[0] for f in sorted(rules_dir().glob("*.egg"))}
     written = set().union(*map(_written, texts.values()))
     del texts["narrow.egg"]
@@ -98,9 +103,6 @@ def layout() -> Layout:
             ranks = [sorts[:j].count(sort) for j, sort in enumerate(sorts)]
             places = tuple(r if sort == "i64" else ints + r for sort, r in zip(sorts, ranks))
             relations[name] = Stored(table, sorts, places)
-        wanted = ("String", *cells[table])
-        if declared.get(table) != wanted:
-            raise InternalError(f"the rule files must declare (relation {table} ({' '.join(wanted)}))")
     for name, (table, key) in _flags(texts.values()).items():
         relations[name] = Stored(table, key, tuple(range(len(key))), "bool")
         cells[table] = key
@@ -108,18 +110,19 @@ def layout() -> Layout:
 
 
 def _flags(texts: Iterable[str]) -> dict[str, tuple[str, tuple[str, ...]]]:
-    """Each flag of these files whose key a flag table of rules/sorts.egg takes: that table, and the key's sorts."""
+    """Each flag of these files whose key a flag table takes: that table, and the key's sorts."""
     declared = {m.group(1): tuple(m.group(2).split()) for text in texts for m in _FLAG.finditer(text)}
-    tables = {declared[t][1:]: t for t in FLAG_TABLES if declared.get(t, ())[:1] == ("String",)}
-    if len(tables) != len(FLAG_TABLES):
-        raise InternalError(
-            f"rules/sorts.egg must declare the flag tables {', '.join(FLAG_TABLES)}, a name first"
-        )
-    return {
-        name: (tables[key], key)
-        for name, key in declared.items()
-        if name not in FLAG_TABLES and key in tables
-    }
+    tables = {key: table for table, key in FLAG_KEYS.items()}
+    return {name: (tables[key], key) for name, key in declared.items() if key in tables}
+
+
+def table_declarations() -> str:
+    """The tables' declarations, as egglog reads them: each relation table a name then its cells, each flag table
+    a name then its key."""
+    cells = layout().cells
+    lines = [f"(relation {t} (String {' '.join(cells[t])}))" for t in TABLES]
+    lines += [f"(function {t} (String {' '.join(k)}) bool :merge (or old new))" for t, k in FLAG_KEYS.items()]
+    return "\n".join(lines) + "\n"
 
 
 def packed_relations() -> dict[str, Stored]:
