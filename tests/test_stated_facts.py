@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import pypto_egg.language as pl
 from pypto_egg.egraph import EGraphRun, shipped_rule_files
 from pypto_egg.egraph.encode import Encoding, fold_offsets, non_contiguous, overflows
-from pypto_egg.egraph.engine import load_rules
+from pypto_egg.egraph.engine import load_rules, with_packed_tables
 from pypto_egg.egraph.rules import run_text
 from pypto_egg.errors import RuleError
 from pypto_egg.extract.term import Term, as_int
@@ -29,7 +29,7 @@ WALK = "(run-schedule (saturate (run queries)) (saturate (run arith) (run shape)
 @pytest.fixture(scope="module")
 def egraph() -> Iterator[eb.EGraph]:
     g = eb.EGraph()
-    load_rules(g, shipped_rule_files())
+    load_rules(g, with_packed_tables(shipped_rule_files()))
     yield g
 
 

@@ -137,10 +137,9 @@ class Encoding:
     # a generic request's operands as a list of terms: only rules of a user's file read them (and explain, which
     # shows every term); without them the request names no operands (-1)
     operand_lists: bool = True
-    # answers the rules would otherwise work out by scanning or folding lists, stated as facts (FlatRow, Off2DRow,
-    # ContigRow, OverflowRow, BcastRow, BmmGeomRow): an acceleration. Off, each is left to the rules as written (the
-    # core runner), which find the same answers. (A list's own measurements, ListRow, are stated either way: the
-    # rules read a request's list lengths from them.)
+    # answers the rules would otherwise work out by scanning, walking or folding lists, stated as facts (ListRow,
+    # FlatRow, Off2DRow, ContigRow, OverflowRow, BcastRow, BmmGeomRow): an acceleration. Off, each is left to the
+    # rules as written (the core runner), which ask for what they read (LenQuery, Rev, ...) and find the same answers.
     state_answers: bool = True
     _dims: dict[Any, int] = field(default_factory=dict)
     _lists: dict[tuple[int, ...], int] = field(default_factory=lambda: {(): 0})
@@ -258,6 +257,10 @@ class Encoding:
         are not stated (`prefixes` false): no rule asks for them, and one that did would have shape.egg walk them
         to the same answer. (One prefix after another, longest first, each with its reversal.)"""
         first = i
+        if (
+            not self.state_answers
+        ):  # the rules measure the lists they ask about (LenQuery and shape.egg's walks)
+            return first
         while ids:
             if i not in self._listed:
                 rev = self._list_row(i, ids, values)

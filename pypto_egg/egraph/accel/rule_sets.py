@@ -59,7 +59,9 @@ class Family:
 
 def _batched_matmul_relations() -> frozenset[str]:
     """The facts the encoder writes only for a batched matmul (encode_matmul.py) and its accumulators."""
-    return frozenset(rel for rel in fact_relations() if rel.startswith("Bmm") or rel == "AccVarRow")
+    return frozenset(
+        rel for rel in fact_relations() if rel.startswith("Bmm") or rel in ("AccVarRow", "ReshapeShapeRow")
+    )
 
 
 def families() -> tuple[Family, ...]:
