@@ -49,7 +49,7 @@ def assert_core_answer_without(program: ir.Program, option: str, strategy: str =
 
 def test_every_speed_up_is_named_and_on_by_default():
     assert set(OPTIONS) == {"prune_rules", "staged_schedule", "resident_egraphs", "shared_requests",
-                            "stated_answers", "trivial_skip"}  # fmt: skip
+                            "stated_answers", "gated_walks", "trivial_skip"}  # fmt: skip
     assert all(getattr(FlattenTileNdTo2D().acceleration, name) for name in OPTIONS)
 
 

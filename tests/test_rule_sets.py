@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 import pypto_egg.language as pl
+from pypto_egg.egraph.accel import Acceleration
 from pypto_egg.egraph.accel.rule_sets import RuleSetKey, family_relevances
-from pypto_egg.egraph.engine import HOST_ASSERTED, HOST_READS, EGraphRun, with_packed_tables
-from pypto_egg.egraph.rules import shipped_rule_files
+from pypto_egg.egraph.engine import HOST_ASSERTED, HOST_READS, EGraphRun, accelerated_rule_files
 from pypto_egg.extract.lower_matmul import MatmulLowerer
 
 from helpers import RESIDENT_PROBE, one_op_kernel
@@ -28,12 +28,12 @@ def _key(path: Path, name: str | None = None) -> RuleSetKey:
 def _families() -> list[RuleSetKey]:
     return [
         RuleSetKey.of(rel)
-        for _, rel in family_relevances(tuple(with_packed_tables(shipped_rule_files())), READS, HOST_ASSERTED)
+        for _, rel in family_relevances(tuple(accelerated_rule_files(Acceleration())), READS, HOST_ASSERTED)
     ]
 
 
 def test_the_smaller_family_reads_no_batched_matmul_fact_and_is_held_by_the_larger():
-    small, every = family_relevances(tuple(with_packed_tables(shipped_rule_files())), READS, HOST_ASSERTED)
+    small, every = family_relevances(tuple(accelerated_rule_files(Acceleration())), READS, HOST_ASSERTED)
     assert small[1].rules is not None and every[1].rules is not None and small[1].facts is not None
     assert small[1].rules < every[1].rules
     assert not any(rel.startswith("Bmm") for rel in small[1].facts)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -46,7 +47,8 @@ from .rules import (
     schedule_text,
     shipped_rule_files,
 )
-from .shipped import rules_dir
+from .sexp import forms
+from .shipped import SELF_CHECKS, accel_rules_dir, rules_dir
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,42 @@ def with_packed_tables(files: list[RuleFile]) -> list[RuleFile]:
     """The shipped files with the packed tables declared right after rules/sorts.egg (whose sorts key them)."""
     at = next(i for i, rf in enumerate(files) if rf.name == "sorts.egg") + 1
     return [*files[:at], packed_tables_file(), *files[at:]]
+
+
+@functools.cache
+def gates_file() -> RuleFile:
+    """The stated-answers acceleration's stand-ins for the list walks (accel/rules/gates.egg)."""
+    path = accel_rules_dir() / "gates.egg"
+    return RuleFile(path, path.read_text().partition(SELF_CHECKS)[0])
+
+
+@functools.cache
+def _with_gates(files: tuple[RuleFile, ...]) -> tuple[RuleFile, ...]:
+    gates = gates_file()
+    standing_in = set(_RULE_NAME.findall(gates.text))
+    out = []
+    for rf in files:
+        text = rf.text
+        for form in reversed(forms(text)):  # from the end, so that earlier spans stay where they are
+            name = _RULE_NAME.search(text, form.start, form.end)
+            if name is not None and name.group(1) in standing_in:
+                text = text[: form.start] + "\n" * text.count("\n", form.start, form.end) + text[form.end :]
+        out.append(rf if text == rf.text else RuleFile(rf.path, text))
+    return (*out, gates)
+
+
+def with_gates(files: list[RuleFile]) -> list[RuleFile]:
+    """The shipped files with each walk the gates stand in for left out, and the gates after them."""
+    return list(_with_gates(tuple(files)))
+
+
+def accelerated_rule_files(acceleration: Acceleration) -> list[RuleFile]:
+    """The shipped rule files as the accelerated runner loads them."""
+    files = with_packed_tables(shipped_rule_files())
+    return with_gates(files) if acceleration.gated_walks else files
+
+
+_RULE_NAME = re.compile(r':name\s+"([^"]+)"')
 
 
 class EGraphRun(PlanReader):
@@ -140,7 +178,7 @@ class EGraphRun(PlanReader):
         )
         self.report.times["encode"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        self.rule_files: list[RuleFile] = with_packed_tables(shipped_rule_files())
+        self.rule_files: list[RuleFile] = accelerated_rule_files(acceleration or Acceleration())
         for extra in extra_rules:
             self.rule_files += read_rule_files(Path(extra))
         self.report.rule_files = list(dict.fromkeys(str(rf.path) for rf in self.rule_files))

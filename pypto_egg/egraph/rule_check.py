@@ -13,7 +13,7 @@ from ..rules import schema
 from .report import RunReport
 from .rule_index import IndexedRule, SExp, rule_index
 from .rules import RuleFile
-from .shipped import rules_dir
+from .shipped import is_shipped
 
 
 def warn_unmatched(files: list[RuleFile], report: RunReport, view: EGraphView) -> None:
@@ -31,7 +31,7 @@ def unmatched_rule_warnings(files: list[RuleFile], report: RunReport, view: EGra
     fired = report.rules_fired
     out = []
     for rule in index.rules:
-        if rule.path.parent == rules_dir() or fired.get(rule.name, 0):
+        if is_shipped(rule.path) or fired.get(rule.name, 0):
             continue
         reason = _why_not(rule, tables, view)
         place = f"{rule.path.name}:{rule.line}"

@@ -18,7 +18,7 @@ import egglog.bindings as eb
 
 from ..errors import RuleError
 from .accel.fact_table import stored
-from .shipped import SELF_CHECKS, rules_dir
+from .shipped import SELF_CHECKS, is_shipped, rules_dir
 
 _INCLUDE = re.compile(r'^\s*\(include\s+"([^"]+)"\s*\)', re.MULTILINE)
 _POSITION = re.compile(r"In (\d+):(\d+)")
@@ -68,7 +68,7 @@ def read_rule_files(entry: Path) -> list[RuleFile]:
             where = f" (included from {via})" if via else ""
             raise RuleError(f"rules file {path} does not exist{where}")
         text = path.read_text().partition(SELF_CHECKS)[0]
-        if path.parent != rules_dir():
+        if not is_shipped(path):
             text = named_by_place(text, path.name)
         pos = 0
         for m in _INCLUDE.finditer(text):
@@ -172,7 +172,7 @@ def load_rule_file_slices(
     egraph: eb.EGraph, rf: RuleFile, own_rulesets: bool = False, commands: int = 1 << 30
 ) -> Iterator[None]:
     """`load_rule_file`, a slice of at most `commands` commands at a time (a user's file in one)."""
-    if rf.path.parent != rules_dir():
+    if not is_shipped(rf.path):
         run_text(egraph, rf.text, str(rf.path))
         yield
         return

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from ...errors import RuleError
 from ..sexp import forms
-from ..shipped import SELF_CHECKS, rules_dir
+from ..shipped import SELF_CHECKS, accel_rules_dir, rules_dir
 
 FACT_TABLE = "Fact"  # the relations of integers
 TEXT_TABLE = "TextFact"  # those with a string column too
@@ -80,6 +80,8 @@ def layout() -> Layout:
     relations of integers alone (`Derived`), each table as wide as its widest relation needs, and the flags by
     their key (`_flags`). narrow.egg runs in an e-graph of its own and keeps its tables."""
     texts = {f.name: f.read_text().partition(SELF_CHECKS)[0] for f in sorted(rules_dir().glob("*.egg"))}
+    gates = accel_rules_dir() / "gates.egg"  # the acceleration's own flags (Listed, Counted, Bcasted)
+    texts[gates.name] = gates.read_text().partition(SELF_CHECKS)[0]
     written = set().union(*map(_written, texts.values()))
     del texts["narrow.egg"]
     declared = {m.group(1): tuple(m.group(2).split()) for m in _RELATION.finditer(texts["encode.egg"])}

@@ -28,7 +28,7 @@ import egglog.bindings as eb
 from ...errors import InternalError, RuleError, UserError
 from ..rule_index import rule_index, symbols
 from ..rules import RuleFile, fact_relations, load_rule_file_slices, run_text
-from ..shipped import rules_dir
+from ..shipped import is_shipped
 from .fact_folder import FactFolder
 
 T = TypeVar("T")
@@ -94,7 +94,7 @@ class ResidentRules:
     @functools.cached_property
     def resets(self) -> bool:
         """Shipped files are reset by the reset ruleset; a user's file takes push and pop."""
-        return all(rf.path.parent == rules_dir() for rf in self.rule_files)
+        return all(is_shipped(rf.path) for rf in self.rule_files)
 
     def _loading(self) -> Generator[None, None, None]:
         if self.load is not None:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from ..rule_index import IndexedRule, RuleIndex, Stage, keyword, rule_index
 from ..rules import OWN_RULESET, RuleFile
 from ..sexp import SExp
-from ..shipped import rules_dir
+from ..shipped import is_shipped
 
 PRIMITIVE_SORTS = frozenset({"i64", "f64", "String", "bool", "Unit", "BigInt", "BigRat", "Rational"})
 
@@ -269,7 +269,7 @@ def flows(files: tuple[RuleFile, ...]) -> dict[str, Flow]:
 def concern_declarations(files: Sequence[RuleFile]) -> str:
     """Each shipped concern's ruleset (`(ruleset shape)`), as the combination of its rules' own rulesets."""
     index = rule_index(tuple(files))
-    shipped = {i for i, rf in enumerate(files) if rf.path.parent == rules_dir()}
+    shipped = {i for i, rf in enumerate(files) if is_shipped(rf.path)}
     concerns: dict[str, list[str]] = {}
     for fi, file_forms in enumerate(index.forms):
         if fi in shipped:
@@ -321,7 +321,7 @@ def stage_plan(
 def stage_rules(files: tuple[RuleFile, ...], stage: Stage) -> tuple[str, ...]:
     """The shipped rules of a stage's rulesets, in file order (every plan of these files filters them)."""
     index = rule_index(files)
-    shipped = {i for i, rf in enumerate(files) if rf.path.parent == rules_dir()}
+    shipped = {i for i, rf in enumerate(files) if is_shipped(rf.path)}
     return tuple(
         r.name for r in index.rules if r.file in shipped and r.ruleset and r.ruleset in stage.rulesets
     )
