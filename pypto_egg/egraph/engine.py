@@ -89,6 +89,8 @@ def gates_file() -> RuleFile:
 def _with_gates(files: tuple[RuleFile, ...]) -> tuple[RuleFile, ...]:
     gates = gates_file()
     standing_in = set(_RULE_NAME.findall(gates.text))
+    for names in _LEFT_OUT.findall(gates.text):
+        standing_in.update(names.split())
     out = []
     for rf in files:
         text = rf.text
@@ -101,17 +103,20 @@ def _with_gates(files: tuple[RuleFile, ...]) -> tuple[RuleFile, ...]:
 
 
 def with_gates(files: list[RuleFile]) -> list[RuleFile]:
-    """The shipped files with each walk the gates stand in for left out, and the gates after them."""
+    """The shipped files with each rule the gates stand in for (by its name, or named on their `left out:` line)
+    left out, and the gates after them."""
     return list(_with_gates(tuple(files)))
 
 
 def accelerated_rule_files(acceleration: Acceleration) -> list[RuleFile]:
-    """The shipped rule files as the accelerated runner loads them."""
+    """The shipped rule files as the accelerated runner loads them: the gates stand in for the walks where the
+    encoder states the answers they gate on."""
     files = with_packed_tables(shipped_rule_files())
-    return with_gates(files) if acceleration.gated_walks else files
+    return with_gates(files) if acceleration.gated_walks and acceleration.stated_answers else files
 
 
 _RULE_NAME = re.compile(r':name\s+"([^"]+)"')
+_LEFT_OUT = re.compile(r"^;; left out: (.+)$", re.MULTILINE)
 
 
 class EGraphRun(PlanReader):
