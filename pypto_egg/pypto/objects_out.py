@@ -9,6 +9,7 @@ PyPTO span of the statement it was made from.
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 from ..errors import InternalError
@@ -193,9 +194,9 @@ class FunctionBuilder:
         if isinstance(v, AtomicType):
             return v.value
         if isinstance(v, NamedConst):
-            enum, _, member = v.path.partition(".")
-            return getattr(getattr(self.ir, enum), member)
-        if hasattr(v, "value") and type(v).__module__.endswith("ir.types"):
+            kind, _, member = v.path.partition(".")
+            return getattr(getattr(self.ir, kind), member)
+        if isinstance(v, enum.Enum):  # MemorySpace, TileLayout, ...: PyPTO's member of the same name
             return getattr(getattr(self.ir, type(v).__name__), v.name)
         if isinstance(v, list | tuple):
             return [self.kwarg(x, key) for x in v]
@@ -280,13 +281,13 @@ class FunctionBuilder:
             cond = self.expr(s.condition)  # type: ignore[union-attr]
             then_body = self.seq(s.then_body, span)  # type: ignore[union-attr]
             else_body = None if s.else_body is None else self.seq(s.else_body, span)  # type: ignore[union-attr]
-            rvs = [self.fresh_var(v) for v in s.return_vars]  # type: ignore[union-attr]
+            rvs = [self.var(v) for v in s.return_vars]  # type: ignore[union-attr]
             return ir.IfStmt(cond, then_body, else_body, rvs, span)
         if k is WhileStmt:
             iter_args = [self.iter_arg(ia.var, ia.init) for ia in s.iter_args]  # type: ignore[union-attr]
             cond = self.expr(s.condition)  # type: ignore[union-attr]
             body = self.seq(s.body, span)  # type: ignore[union-attr]
-            rvs = [self.fresh_var(v) for v in s.return_vars]  # type: ignore[union-attr]
+            rvs = [self.var(v) for v in s.return_vars]  # type: ignore[union-attr]
             return ir.WhileStmt(cond, iter_args, body, rvs, span)
         if k is ScopeStmt:
             return self.scope(s, span)  # type: ignore[arg-type]
@@ -295,9 +296,6 @@ class FunctionBuilder:
         if k is ContinueStmt:
             return ir.ContinueStmt(span)
         raise InternalError(f"pypto-egg does not build the statement {s!r}")
-
-    def fresh_var(self, v: Var) -> Any:
-        return self.var(v)
 
     def iter_arg(self, v: Var, init: Expr) -> Any:
         """A loop carry: PyPTO's own when the pass kept it and its seed, else a new one (and then every
