@@ -94,13 +94,14 @@ class Origins:
     calls: dict[Span, tuple[Any, str, dict[str, Any]]] = field(default_factory=dict)
 
 
-_BINARY = {
+# PyPTO's binary expression classes -> pypto-egg's operators, and PyPTO's loop kinds -> pypto-egg's
+BINARY_OPS = {
     "Add": "add", "Sub": "sub", "Mul": "mul", "FloorDiv": "floordiv", "FloorMod": "mod", "FloatDiv": "truediv",
     "Min": "min", "Max": "max", "Eq": "eq", "Ne": "ne", "Lt": "lt", "Le": "le", "Gt": "gt", "Ge": "ge",
     "And": "and", "Or": "or", "BitAnd": "bitand", "BitOr": "bitor", "BitXor": "bitxor",
     "BitShiftLeft": "lshift", "BitShiftRight": "rshift",
 }  # fmt: skip
-_LOOP_KINDS = {"Sequential": LoopKind.range, "Parallel": LoopKind.parallel, "Unroll": LoopKind.unroll,
+LOOP_KINDS = {"Sequential": LoopKind.range, "Parallel": LoopKind.parallel, "Unroll": LoopKind.unroll,
                "Pipeline": LoopKind.pipeline}  # fmt: skip
 _ENUMS: dict[str, Any] = {
     "MemorySpace": MemorySpace, "TileLayout": TileLayout, "TensorLayout": TensorLayout, "PadValue": PadValue,
@@ -237,7 +238,7 @@ class FunctionReader:
             return ConstFloat(e.value, self.dtype(e.dtype), self.span(e.span))
         if k is ir.ConstBool:
             return ConstBool(e.value, self.span(e.span))
-        name = _BINARY.get(k.__name__)
+        name = BINARY_OPS.get(k.__name__)
         if name is not None:
             return BinOp(name, self.expr(e.left), self.expr(e.right), self.span(e.span))
         if k is ir.Neg:
@@ -433,7 +434,7 @@ class FunctionReader:
         loop_var = self.define(s.loop_var)
         body = self.block(s.body)
         self.origins.scopes[span] = s
-        kind = _LOOP_KINDS.get(s.kind.name)
+        kind = LOOP_KINDS.get(s.kind.name)
         if kind is None:
             raise self.fail(f"the loop kind {s.kind.name}", s)
         attrs = dict(s.attrs)

@@ -58,16 +58,11 @@ from ..ir.types import (
     Type,
 )
 from .loader import PyPTO
-from .objects_in import Origins
+from .objects_in import BINARY_OPS, LOOP_KINDS, Origins
 
-_BINARY = {
-    "add": "Add", "sub": "Sub", "mul": "Mul", "floordiv": "FloorDiv", "mod": "FloorMod", "truediv": "FloatDiv",
-    "min": "Min", "max": "Max", "eq": "Eq", "ne": "Ne", "lt": "Lt", "le": "Le", "gt": "Gt", "ge": "Ge",
-    "and": "And", "or": "Or", "bitand": "BitAnd", "bitor": "BitOr", "bitxor": "BitXor",
-    "lshift": "BitShiftLeft", "rshift": "BitShiftRight",
-}  # fmt: skip
-_LOOP_KINDS = {LoopKind.range: "Sequential", LoopKind.parallel: "Parallel", LoopKind.unroll: "Unroll",
-               LoopKind.pipeline: "Pipeline"}  # fmt: skip
+# PyPTO's class of each of pypto-egg's operators, and of each loop kind: objects_in's maps, inverted
+_BINARY = {ours: theirs for theirs, ours in BINARY_OPS.items()}
+_LOOP_KINDS = {ours: theirs for theirs, ours in LOOP_KINDS.items()}
 
 
 class FunctionBuilder:
