@@ -146,7 +146,12 @@ class FunctionReader:
     # ------------------------------------------------------------ types
 
     def dtype(self, d: Any) -> DataType:
-        return self.dtypes[d]
+        found = self.dtypes.get(d)
+        if found is None:
+            raise Unconvertible(
+                f"function {self.function.name!r}: the data type {d}, which pypto-egg does not know"
+            )
+        return found
 
     def dims(self, dims: Any) -> tuple[Expr, ...]:
         out: list[Expr] = []
