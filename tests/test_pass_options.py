@@ -84,3 +84,45 @@ def test_generated_programs_get_the_core_answer_with_the_speed_up_off(case, opti
 def test_generated_batched_matmuls_get_the_core_answer_with_the_speed_up_off(before, option):
     assert_core_answer_without(before, option)
     assert_core_answer_without(before, option, "optimal")
+
+
+def test_the_gates_stand_in_for_rules_of_rules_and_rules_names_no_acceleration_table():
+    """accel/rules/gates.egg replaces rules of rules/ by name (and leaves out those its `left out:` line names):
+    each such name is a rule of rules/, the accelerated runner loads none of them from rules/, and each rule of the
+    gates' own is a gate (it reads or writes a mark). No rule file of rules/ names the acceleration's tables."""
+    import re
+
+    from pypto_egg.egraph.engine import accelerated_rule_files, gates_file
+    from pypto_egg.egraph.rule_index import rule_index
+    from pypto_egg.egraph.rules import shipped_rule_files
+    from pypto_egg.egraph.shipped import rules_dir
+
+    gates = gates_file()
+    named = set(re.findall(r':name\s+"([^"]+)"', gates.text))
+    left_out = set(" ".join(re.findall(r"^;; left out: (.+)$", gates.text, re.M)).split())
+    core = {r.name for r in rule_index(tuple(shipped_rule_files())).rules}
+    assert left_out and left_out <= core
+    stand_ins = named & core
+    assert {"last-step", "len-cons", "bcast-equal", "build-list"} <= stand_ins
+    for rule in rule_index((gates,)).rules:
+        if rule.name not in core:  # a gate of its own: it reads or writes one of the marks
+            text = gates.text[rule.form.start : rule.form.end]
+            assert re.search(r"\b(Listed|Counted|Bcasted|Unlisted|Uncounted|Unbcasted)\b", text), rule.name
+    loaded = rule_index(tuple(accelerated_rule_files(Acceleration()))).rules
+    from_rules = {r.name for r in loaded if r.path.parent == rules_dir()}
+    assert not from_rules & (stand_ins | left_out)
+    assert {r.name for r in loaded if r.path == gates.path} == named
+    for path in rules_dir().glob("*.egg"):
+        text = path.read_text()
+        for table in (
+            "Listed",
+            "Counted",
+            "Bcasted",
+            "Fact",
+            "TextFact",
+            "Derived",
+            "Flags",
+            "ListFlags",
+            "PairFlags",
+        ):
+            assert not re.search(rf"\({table}\b", text), (path.name, table)
