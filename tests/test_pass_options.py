@@ -89,7 +89,8 @@ def test_generated_batched_matmuls_get_the_core_answer_with_the_speed_up_off(bef
 def test_the_gates_stand_in_for_rules_of_rules_and_rules_names_no_acceleration_table():
     """accel/rules/gates.egg replaces rules of rules/ by name (and leaves out those its `left out:` line names):
     each such name is a rule of rules/, the accelerated runner loads none of them from rules/, and each rule of the
-    gates' own is a gate (it reads or writes a mark). No rule file of rules/ names the acceleration's tables."""
+    gates' own is a gate (it reads or writes a mark) or states a page progression. No rule file of rules/ names the
+    acceleration's tables, and none states a progression."""
     import re
 
     from pypto_egg.egraph.engine import accelerated_rule_files, gates_file
@@ -107,11 +108,15 @@ def test_the_gates_stand_in_for_rules_of_rules_and_rules_names_no_acceleration_t
     for rule in rule_index((gates,)).rules:
         if rule.name not in core:  # a gate of its own: it reads or writes one of the marks
             text = gates.text[rule.form.start : rule.form.end]
-            assert re.search(r"\b(Listed|Counted|Bcasted|Unlisted|Uncounted|Unbcasted)\b", text), rule.name
+            marks = r"\b(Listed|Counted|Bcasted|Unlisted|Uncounted|Unbcasted|BPagesSame|BStoreOne|BReloadStep|BPageRows)\b"
+            assert re.search(marks, text), rule.name
     loaded = rule_index(tuple(accelerated_rule_files(Acceleration()))).rules
     from_rules = {r.name for r in loaded if r.path.parent == rules_dir()}
     assert not from_rules & (stand_ins | left_out)
     assert {r.name for r in loaded if r.path == gates.path} == named
+    for rule in rule_index(tuple(shipped_rule_files())).rules:
+        for written in rule.directions:
+            assert not written[1] & {"BPagesSame", "BStoreOne", "BReloadStep"}, rule.name
     for path in rules_dir().glob("*.egg"):
         text = path.read_text()
         for table in (
