@@ -36,9 +36,10 @@ from .encode import Encoding
 from .encoder import encode_functions
 from .plan_reader import PlanReader, settled_plan
 from .report import RunReport, rule_name
-from .rule_index import Stage, parse_schedule
+from .rule_index import Stage, parse_schedule, rule_index
 from .rules import (
     RuleFile,
+    blanked,
     load_rule_file_slices,
     parsed,
     read_rule_files,
@@ -47,7 +48,6 @@ from .rules import (
     schedule_text,
     shipped_rule_files,
 )
-from .sexp import forms
 from .shipped import SELF_CHECKS, accel_rules_dir, rules_dir
 
 
@@ -88,18 +88,11 @@ def gates_file() -> RuleFile:
 @functools.cache
 def _with_gates(files: tuple[RuleFile, ...]) -> tuple[RuleFile, ...]:
     gates = gates_file()
-    standing_in = set(_RULE_NAME.findall(gates.text))
+    standing_in = {r.name for r in rule_index((gates,)).rules}
     for names in _LEFT_OUT.findall(gates.text):
         standing_in.update(names.split())
-    out = []
-    for rf in files:
-        text = rf.text
-        for form in reversed(forms(text)):  # from the end, so that earlier spans stay where they are
-            name = _RULE_NAME.search(text, form.start, form.end)
-            if name is not None and name.group(1) in standing_in:
-                text = text[: form.start] + "\n" * text.count("\n", form.start, form.end) + text[form.end :]
-        out.append(rf if text == rf.text else RuleFile(rf.path, text))
-    return (*out, gates)
+    blanks = [(r.file, r.form) for r in rule_index(files).rules if r.name in standing_in]
+    return (*blanked(files, blanks), gates)
 
 
 def with_gates(files: list[RuleFile]) -> list[RuleFile]:
@@ -115,7 +108,6 @@ def accelerated_rule_files(acceleration: Acceleration) -> list[RuleFile]:
     return with_gates(files) if acceleration.gated_walks and acceleration.stated_answers else files
 
 
-_RULE_NAME = re.compile(r':name\s+"([^"]+)"')
 _LEFT_OUT = re.compile(r"^;; left out: (.+)$", re.MULTILINE)
 
 

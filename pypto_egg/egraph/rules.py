@@ -48,6 +48,17 @@ class RuleFile:
         return self.path.name
 
 
+def blanked(files: Sequence[RuleFile], blanks: Sequence[tuple[int, Any]]) -> tuple[RuleFile, ...]:
+    """The files with each (file's place, form) of `blanks` made blank lines, so egglog's positions stay the file's
+    (a file with nothing blanked is itself)."""
+    texts = [rf.text for rf in files]
+    # blank from the end of each file backwards, so earlier spans stay valid
+    for fi, form in sorted(blanks, key=lambda b: (b[0], -b[1].start)):
+        text = texts[fi]
+        texts[fi] = text[: form.start] + "\n" * text.count("\n", form.start, form.end) + text[form.end :]
+    return tuple(rf if text == rf.text else RuleFile(rf.path, text) for rf, text in zip(files, texts))
+
+
 def read_rule_files(entry: Path) -> list[RuleFile]:
     """The entry file and everything it includes, depth-first, each once, in load order."""
     out: list[RuleFile] = []

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..rule_index import Declarations, IndexedRule, RuleIndex, rule_index
-from ..rules import RuleFile
+from ..rules import RuleFile, blanked
 from ..sexp import Form
 from .fact_table import packed_relations
 
@@ -55,13 +55,7 @@ class Relevance:
         kept = [index.rules[i] for i in sorted(self.live)]
         blanks = [(r.file, r.form) for i, r in enumerate(index.rules) if i not in self.live]
         blanks += _unused_declarations(index.declarations, kept, self.facts or frozenset())
-        texts = [rf.text for rf in self.source]
-        # blank from the end of each file backwards, so earlier spans stay valid
-        for fi, form in sorted(blanks, key=lambda b: (b[0], -b[1].start)):
-            text = texts[fi]
-            span = text[form.start : form.end]
-            texts[fi] = text[: form.start] + "\n" * span.count("\n") + text[form.end :]
-        return tuple(RuleFile(rf.path, text) for rf, text in zip(self.source, texts))
+        return blanked(self.source, blanks)
 
 
 @functools.lru_cache(maxsize=64)
