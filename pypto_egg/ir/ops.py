@@ -450,6 +450,18 @@ EXPAND_OPS = (
 )
 ROW_REDUCE_OPS = ("tile.row_sum", "tile.row_max", "tile.row_min", "tile.row_prod")
 SCALAR_FORM = dict(zip(BINARY_OPS, SCALAR_OPS))
+
+
+def canonical_operands(op: str, args: tuple[Expr, ...]) -> tuple[str, tuple[Expr, ...]]:
+    """An op call as the registry takes it, however it was written: a tile.load's valid shape is its shape when it
+    names none, and a binary tile op whose second operand is a scalar is its scalar form (tile.add -> tile.adds)."""
+    if op == "tile.load" and len(args) == 3:
+        args = (*args, args[2])
+    if op in SCALAR_FORM and len(args) > 1 and isinstance(type_of(args[1]), ScalarType):
+        op = SCALAR_FORM[op]
+    return op, args
+
+
 _HIGH_PRECISION = ("tile.div", "tile.recip", "tile.log", "tile.rsqrt")
 
 register(

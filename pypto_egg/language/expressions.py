@@ -329,21 +329,17 @@ class ExprParser:
             if kwargs["mode"] not in CAST_CODES:
                 self.ctx.error(node, f"unknown cast mode {kwargs['mode']!r}; one of {sorted(CAST_CODES)}")
             kwargs["mode"] = CAST_CODES[kwargs["mode"]]
-        if op == "tile.load" and slots[3] is None:
-            slots[3] = slots[2]
         if op in VEC_BY_DEFAULT and self.ctx.dialect == "pypto":
             kwargs.setdefault(
                 "target_memory", MemorySpace.Vec
             )  # PyPTO's DSL fills it; pypto-egg's leaves it unset
-        if op in opreg.SCALAR_FORM and slots[1] is not None and isinstance(type_of(slots[1]), ScalarType):
-            op = opreg.SCALAR_FORM[op]
         n = len(slots)
         while n and slots[n - 1] is None:
             n -= 1
         if any(s is None for s in slots[:n]) or n < d.required:
             missing = next(p for p, s in zip(d.params, slots) if s is None)
             self.ctx.error(node, f"{op} is missing operand '{missing}'")
-        args = tuple(s for s in slots[:n] if s is not None)
+        op, args = opreg.canonical_operands(op, tuple(s for s in slots[:n] if s is not None))
         try:
             return opreg.make_call(op, args, kwargs, attrs, self.ctx.span(node))
         except TypeDeductionError as e:

@@ -316,10 +316,7 @@ class FunctionReader:
                 EnumLit(MemorySpace[self.pto.core_ir.MemorySpace(args[0].value).name], args[0].span),
                 *args[1:],
             )
-        if op == "tile.load" and len(args) == 3:
-            args = (*args, args[2])
-        if op in opreg.SCALAR_FORM and len(args) > 1 and isinstance(type_of(args[1]), ScalarType):
-            op = opreg.SCALAR_FORM[op]
+        op, args = opreg.canonical_operands(op, args)
         if op in ("tile.cast", "cast") and isinstance(kwargs.get("mode"), str):
             kwargs["mode"] = CAST_CODES[kwargs["mode"]]
         self.origins.calls[span] = (c, op, kwargs)
