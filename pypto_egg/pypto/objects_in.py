@@ -8,6 +8,7 @@ line and column). `Origins` remembers, for the way back, which PyPTO object each
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -109,6 +110,12 @@ _ENUMS: dict[str, Any] = {
 }  # fmt: skip
 
 
+@functools.cache
+def pypto_dtypes(pto: PyPTO) -> dict[Any, DataType]:
+    """PyPTO's data types -> pypto-egg's, by name (made once, not for every function read)."""
+    return {getattr(pto.core.DataType, d.name): d for d in DataType}
+
+
 class FunctionReader:
     """One PyPTO function read into pypto-egg's IR; `read` raises `Unconvertible` naming what it met."""
 
@@ -116,7 +123,7 @@ class FunctionReader:
         self.pto, self.function = pto, function
         self.origins = Origins()
         self.env: dict[int, Var] = {}  # PyPTO Var unique_id -> pypto-egg Var
-        self.dtypes: dict[Any, DataType] = {getattr(pto.core.DataType, d.name): d for d in DataType}
+        self.dtypes = pypto_dtypes(pto)
         self.span_cache: dict[tuple[str, int, int], Span] = {}
         self.memrefs: dict[int, MemRef] = {}
         self.keep: list[Any] = []  # the PyPTO objects keyed by id above, kept alive while reading

@@ -58,7 +58,7 @@ from ..ir.types import (
     Type,
 )
 from .loader import PyPTO
-from .objects_in import BINARY_OPS, LOOP_KINDS, Origins
+from .objects_in import BINARY_OPS, LOOP_KINDS, Origins, pypto_dtypes
 
 # PyPTO's class of each of pypto-egg's operators, and of each loop kind: objects_in's maps, inverted
 _BINARY = {ours: theirs for theirs, ours in BINARY_OPS.items()}
@@ -74,7 +74,7 @@ class FunctionBuilder:
         # id(pypto-egg Var) -> PyPTO Var: those read (the objects stay alive in the function), then those made
         self.vars: dict[int, Any] = {id(ours): theirs for ours, theirs in origins.vars.values()}
         self.remade: set[int] = set()  # read variables given a new PyPTO object (a re-seeded loop carry)
-        self.dtypes = {d: getattr(pto.core.DataType, d.name) for d in DataType}
+        self.dtypes = {ours: theirs for theirs, ours in pypto_dtypes(pto).items()}
         self.unknown = self.ir.Span.unknown()
 
     # ------------------------------------------------------------ positions, variables, types
