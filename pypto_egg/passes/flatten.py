@@ -3,11 +3,8 @@ every InCore function of a program that has something to flatten."""
 
 from __future__ import annotations
 
-import contextlib
-import gc
-import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,8 +77,7 @@ class FlattenTileNdTo2D:
         return self.invalidated
 
     def __call__(self, program: Program) -> Program:
-        with cyclic_gc_paused():
-            result = self._run(program)
+        result = self._run(program)
         if self.validate and result is not program:
             self.validation = validate_translation(program, result, self.validation_seeds)
         return result
@@ -176,40 +172,6 @@ def _batches(program: Program, todo: list[int]) -> list[list[int]]:
         batches[-1].append(i)
         seen |= ids
     return batches
-
-
-_GC_LOCK = threading.Lock()
-_GC_USERS = 0
-_GC_WAS_ENABLED = False
-
-
-@contextlib.contextmanager
-def cyclic_gc_paused() -> Iterator[None]:
-    """Python's cyclic collector stays off while the pass runs: the pass builds many small acyclic objects
-    (terms, facts, IR nodes), which trigger collections that find nothing and cost a quarter of the run.
-    Reference counting still frees everything; the collector's previous state is restored afterwards (the
-    last of several concurrent passes restores it).
-
-    What survives the pass is its result, long-lived IR: it joins the oldest generation at once (a freeze
-    and unfreeze moves the young generations there without visiting them) instead of being traversed by
-    the first young collection after the pass (a tenth of a long kernel's run). Objects someone else froze
-    are left as they are."""
-    global _GC_USERS, _GC_WAS_ENABLED
-    with _GC_LOCK:
-        if _GC_USERS == 0:
-            _GC_WAS_ENABLED = gc.isenabled()
-            gc.disable()
-        _GC_USERS += 1
-    try:
-        yield
-    finally:
-        with _GC_LOCK:
-            _GC_USERS -= 1
-            if _GC_USERS == 0 and _GC_WAS_ENABLED:
-                if gc.get_freeze_count() == 0:
-                    gc.freeze()
-                    gc.unfreeze()
-                gc.enable()
 
 
 def flatten_tile_nd_to_2d(
