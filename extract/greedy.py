@@ -27,30 +27,29 @@ class _Choice:
     node: ENode
     reach: dict[ClassId, float]  # every class of the sub-DAG and its own cost (DAG mode)
 
+    def reach_in(self, best: dict[ClassId, _Choice | _Forced]) -> dict[ClassId, float]:
+        return self.reach
+
 
 class _Forced:
     """A class's one extractable node: there is nothing to choose, so its sub-DAG's cost is worked out only when
-    asked for (a lowering asks for few)."""
+    asked for (a lowering asks for few). It does not hold the table of choices it reads (`reach_in` is given
+    it): a choice and its table would be a reference cycle, left for the cyclic collector after every run."""
 
-    __slots__ = ("_best", "_reach", "node", "own")
+    __slots__ = ("_reach", "node", "own")
 
-    def __init__(self, node: ENode, own: float, best: dict[ClassId, _Choice | _Forced]) -> None:
-        self.node, self.own, self._best = node, own, best
+    def __init__(self, node: ENode, own: float) -> None:
+        self.node, self.own = node, own
         self._reach: dict[ClassId, float] | None = None
 
-    @property
-    def reach(self) -> dict[ClassId, float]:
+    def reach_in(self, best: dict[ClassId, _Choice | _Forced]) -> dict[ClassId, float]:
         if self._reach is None:
             reach: dict[ClassId, float] = {}
             for k in self.node.children:
-                reach.update(self._best[k].reach)
+                reach.update(best[k].reach_in(best))
             reach[self.node.eclass] = self.own
             self._reach = reach
         return self._reach
-
-    @property
-    def cost(self) -> float:
-        return sum(self.reach.values())
 
 
 @dataclass
@@ -60,7 +59,12 @@ class Extraction:
     _memo: dict[ClassId, Term] = field(default_factory=dict)
 
     def cost(self, c: ClassId) -> float:
-        return self.best[c].cost if c in self.best else INF
+        choice = self.best.get(c)
+        if choice is None:
+            return INF
+        if type(choice) is _Choice:
+            return choice.cost
+        return sum(choice.reach_in(self.best).values())
 
     def term(self, c: ClassId) -> Term | None:
         """The chosen term of a class, or None when no finite-cost term exists."""
@@ -89,12 +93,12 @@ def _dag_choice(node: ENode, own: float, ex: Extraction) -> _Choice | None:
     kids = node.children
     if not kids:
         return _Choice(own, node, {node.eclass: own})
-    choices = [ex.best[k] for k in kids]
-    largest = max(choices, key=lambda ch: len(ch.reach))
-    reach = dict(largest.reach)
-    for ch in choices:
-        if ch is not largest:
-            reach.update(ch.reach)
+    reaches = [ex.best[k].reach_in(ex.best) for k in kids]
+    largest = max(reaches, key=len)
+    reach = dict(largest)
+    for r in reaches:
+        if r is not largest:
+            reach.update(r)
     if node.eclass in reach:  # the choice would contain itself
         return None
     reach[node.eclass] = own
@@ -102,7 +106,7 @@ def _dag_choice(node: ENode, own: float, ex: Extraction) -> _Choice | None:
 
 
 def _tree_choice(node: ENode, own: float, ex: Extraction) -> _Choice | None:
-    return _Choice(own + sum(ex.best[k].cost for k in node.children), node, {})
+    return _Choice(own + sum(ex.cost(k) for k in node.children), node, {})
 
 
 def _reached(view: EGraphView, roots: Iterable[ClassId]) -> dict[ClassId, list[ENode]]:
@@ -162,10 +166,12 @@ def _worklist(
         if choice is None:
             continue
         cur = best.get(n.eclass)
+        if cur is not None:
+            now = ex.cost(n.eclass)
         if (
             cur is None
-            or choice.cost < cur.cost - 1e-12
-            or (abs(choice.cost - cur.cost) <= 1e-12 and n.op < cur.node.op)
+            or choice.cost < now - 1e-12
+            or (abs(choice.cost - now) <= 1e-12 and n.op < cur.node.op)
         ):
             best[n.eclass] = choice
             for p in parents[n.eclass]:
@@ -201,5 +207,5 @@ def _forced(view: EGraphView, nodes: list[tuple[ENode, float]]) -> Extraction:
                 stack += [(c, i + 1), (kids[i], 0)]
                 continue
             if all(k in best for k in kids):
-                best[c] = _Forced(entry[0], entry[1], best)
+                best[c] = _Forced(entry[0], entry[1])
     return ex

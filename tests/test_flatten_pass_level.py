@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import textwrap
 from dataclasses import replace
 
@@ -311,3 +312,21 @@ def test_the_pass_leaves_the_cyclic_collector_as_the_caller_set_it(monkeypatch: 
     finally:
         (gc.enable if was else gc.disable)()
     assert python_print(off) == python_print(after) and "pl.Tile[[6, 4]" in python_print(after)
+
+
+def test_a_run_leaves_no_reference_cycle_behind() -> None:
+    """Everything a pass call makes is freed by reference counting when its caller drops it: a cycle would wait
+    for the caller's next full collection, holding its memory, and every cycle-free object the cycle reaches,
+    until then."""
+    import gc
+
+    programs = [pl.parse(text) for text in PROGRAMS.values()]
+    flatten = passes.flatten_tile_nd_to_2d()
+    for program in programs:  # a first call loads the rule sets, which live as long as the process
+        with contextlib.suppress(PassError):
+            flatten(program)
+    gc.collect()
+    for program in programs:
+        with contextlib.suppress(PassError):  # a refused program leaves no cycle either
+            flatten(program)
+    assert gc.collect() == 0

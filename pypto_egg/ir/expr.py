@@ -246,31 +246,29 @@ def exprs_equal(a: Expr, b: Expr) -> bool:
 
 
 def free_vars(e: Expr) -> list[Var]:
-    """Variables an expression reads, in first-seen order."""
+    """Variables an expression reads, in first-seen order (a walk with a stack of its own: a nested function
+    that calls itself is a reference cycle, left for the cyclic collector after every call)."""
     out: list[Var] = []
     seen: set[int] = set()
-
-    def walk(x: object) -> None:
+    todo: list[object] = [e]
+    while todo:
+        x = todo.pop()
         if isinstance(x, Var):
             if x.uid not in seen:
                 seen.add(x.uid)
                 out.append(x)
         elif isinstance(x, BinOp):
-            walk(x.lhs)
-            walk(x.rhs)
+            todo += (x.rhs, x.lhs)
         elif isinstance(x, UnaryOp):
-            walk(x.operand)
+            todo.append(x.operand)
         elif isinstance(x, MakeTuple):
-            for y in x.elements:
-                walk(y)
+            todo += reversed(x.elements)
         elif isinstance(x, TupleGetItem):
-            walk(x.tuple)
+            todo.append(x.tuple)
         elif isinstance(x, Call):
-            for y in x.args:
-                walk(y)
-            for _, v in x.kwargs:
-                if isinstance(v, Var | BinOp | UnaryOp | MakeTuple | TupleGetItem | Call):
-                    walk(v)
-
-    walk(e)
+            todo += reversed([v for _, v in x.kwargs if isinstance(v, _WALKED)])
+            todo += reversed(x.args)
     return out
+
+
+_WALKED = (Var, BinOp, UnaryOp, MakeTuple, TupleGetItem, Call)
