@@ -573,11 +573,12 @@ class Lowerer:
         const = self.decode.const
         zero, one = const(0, span), const(1, span)
         for i in range(nb):
-            at = MakeTuple((ConstInt(i * a, span=span), zero), span)
+            at = MakeTuple((const(i * a, span), zero), span)
             x_page = page.bind(f"trans_page_{i}", "page", "tile.slice", (x, box, at))
             tmp = page.bind(f"trans_tmp_{i}", "tmp", "tile.slice", (pool, box, at))
             tr = page.bind(f"trans_{i}", "trans", "tile.transpose", (x_page, zero, one, tmp))
-            to = MakeTuple((ConstInt(i * b, span=span), zero), span)
+            # a square page is assembled where it was sliced: one literal for both
+            to = at if a == b else MakeTuple((const(i * b, span), zero), span)
             acc = page.bind(name, "out", "tile.assemble", (acc, tr, to))
         if isinstance(s, AssignStmt):
             ctx[s.var.uid] = acc

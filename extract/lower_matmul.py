@@ -216,6 +216,7 @@ class _BmmPages:
         # a side re-loads every page through the same 2-D view of its tensor, with the same window
         self.reloaded: dict[tuple[int, int, int, int], tuple[Call, MakeTuple, Call, dict[str, Any]]] = {}
         self.windows: dict[int, tuple[Term, MakeTuple]] = {}  # the store windows made so far, by term
+        self.pairs: dict[tuple[int, int], MakeTuple] = {}  # the pair literals made so far, by value
         self.acc: Expr | None = substitute(self.info.acc, ctx) if self.info.acc is not None else None
         self.init = substitute(self.info.init_cond, ctx) if self.info.init_cond is not None else None
         # an accumulator chain's values carry the accumulator operand's name, as the C++ pass names them
@@ -224,9 +225,13 @@ class _BmmPages:
         self.last: Expr | None = None
 
     def pair(self, a: int, b: int) -> MakeTuple:
-        """(a, b) as a tuple literal at the statement's span (a value's constant is one object for every page)."""
-        const, span = self.low.decode.const, self.span
-        return MakeTuple((const(a, span), const(b, span)), span)
+        """(a, b) as a tuple literal at the statement's span: one object for every use (a page's two operands load
+        or slice at the same place), as a value's constant is."""
+        hit = self.pairs.get((a, b))
+        if hit is None:
+            const, span = self.low.decode.const, self.span
+            hit = self.pairs[(a, b)] = MakeTuple((const(a, span), const(b, span)), span)
+        return hit
 
     @functools.cached_property
     def extent(self) -> MakeTuple:
