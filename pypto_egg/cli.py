@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .backend import BACKENDS
+from .collector import collector_paused
 from .egraph import FlattenEGraph
 from .egraph.viz import to_svg
 from .errors import InternalError, PyptoEggError, UnmatchedRuleWarning, UserError
@@ -114,7 +115,9 @@ def flatten_file(path: str, options: FlattenOptions) -> FileResult:
                 strategy=options.strategy,
                 runner=options.runner,
             )
-            texts.append(python_print(flatten(program)))
+            with collector_paused():  # the CLI's process is its own (pypto_egg/collector.py)
+                flattened = flatten(program)
+            texts.append(python_print(flattened))
             if options.report:
                 notes += [str(r) for r in flatten.reports]
             if options.validate and flatten.validation is not None:
@@ -257,7 +260,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
         kwargs["backend_type"] = getattr(pto.backend.BackendType, args.backend)
     if args.output:
         kwargs["output_dir"] = args.output
-    compiled = compile_with_egg(program, flatten_options=options, **kwargs)
+    with collector_paused():  # the CLI's process is its own (pypto_egg/collector.py)
+        compiled = compile_with_egg(program, flatten_options=options, **kwargs)
     out = getattr(compiled, "output_dir", None) or args.output
     print(f"pypto-egg compile: {program.name}: wrote {out}")
     return 0
