@@ -2,6 +2,7 @@
 cannot move, for comparing two versions where wall times disagree by more than the change.
 
     python benchmarks/bench_instructions.py [--only TEXT] [--sample ../shared/realworld-sample] [--warm W --calls K]
+                                            [--paused-collector]
 
 Each workload runs in two processes under `valgrind --tool=cachegrind`, one with one pass call and one with
 1 + K (the same programs parsed in both, each of a shape of its own); the difference over K is one call's
@@ -16,6 +17,10 @@ Needs valgrind on the PATH; a run takes a minute or two per workload.
 call, then the timed one. Both processes first run five programs of each of four workloads (the sets a bench
 run has loaded by then) and every program's warm-up call; one of them then makes the timed calls, and the
 difference over the programs is one timed call's instructions (skipped without the sample).
+
+The pass is called as a library call in a process with Python's collector as Python sets it, which traverses the
+objects the pass makes; `--paused-collector` pauses the collector around each call instead
+(`pypto_egg.collector.collector_paused`), as a process of the pass's own does (the CLI's).
 """
 
 from __future__ import annotations
@@ -40,13 +45,16 @@ _CHILD = """
 import random, sys
 sys.path.insert(0, sys.argv[1])
 import bench_workloads as b
+import contextlib
 import pypto_egg.language as pl
 from pypto_egg import passes
+from pypto_egg.collector import collector_paused
 make = next(m for name, m, _, _ in b.WORKLOADS if sys.argv[2] in name)
 b.time_pass(b.seed(random.Random(1)))  # the rules, loaded
 progs = [pl.parse(make(random.Random(7 + i))) for i in range(int(sys.argv[4]))]
 for prog in progs[: int(sys.argv[3])]:
-    passes.flatten_tile_nd_to_2d(backend="Ascend910B")(prog)
+    with collector_paused() if sys.argv[5] == "1" else contextlib.nullcontext():
+        passes.flatten_tile_nd_to_2d(backend="Ascend910B")(prog)
 """
 
 
@@ -54,16 +62,21 @@ _REAL_CHILD = """
 import random, sys
 sys.path.insert(0, sys.argv[1])
 import bench_workloads as b
+import contextlib
 import pypto_egg.language as pl
 from pypto_egg import passes
-flatten = passes.flatten_tile_nd_to_2d(backend="Ascend910B")
+from pypto_egg.collector import collector_paused
+pass_call = passes.flatten_tile_nd_to_2d(backend="Ascend910B")
+def flatten(program):
+    with collector_paused() if sys.argv[3] == "1" else contextlib.nullcontext():
+        pass_call(program)
 rng = random.Random(2026)
 flatten(pl.parse(b.seed(rng)))
 for make in (b.seed, b.batch_matmul(64), b.many, b.model):
     for _ in range(5):
         flatten(pl.parse(make(rng)))
 timed = sys.argv[2] == "1"
-for path in sys.argv[3:]:
+for path in sys.argv[4:]:
     text = open(path).read()
     flatten(pl.parse(text))
     if timed:
@@ -71,12 +84,13 @@ for path in sys.argv[3:]:
 """
 
 
-def instructions(workload: str, calls: int, parsed: int) -> int:
-    return _counted([_CHILD, str(Path(__file__).parent), workload, str(calls), str(parsed)])
+def instructions(workload: str, calls: int, parsed: int, paused: bool) -> int:
+    return _counted([_CHILD, str(Path(__file__).parent), workload, str(calls), str(parsed), str(int(paused))])
 
 
-def real_instructions(paths: list[Path], timed: bool) -> int:
-    return _counted([_REAL_CHILD, str(Path(__file__).parent), "1" if timed else "0", *map(str, paths)])
+def real_instructions(paths: list[Path], timed: bool, paused: bool) -> int:
+    here = str(Path(__file__).parent)
+    return _counted([_REAL_CHILD, here, str(int(timed)), str(int(paused)), *map(str, paths)])
 
 
 def _counted(child: list[str]) -> int:
@@ -112,7 +126,13 @@ def main() -> None:
         default=0,
         help="calls of the workload before those counted (its own rule set is loaded after the first few)",
     )
+    ap.add_argument(
+        "--paused-collector",
+        action="store_true",
+        help="pause Python's cyclic collector around each pass call (pypto_egg/collector.py), as the CLI does",
+    )
     args = ap.parse_args()
+    paused = args.paused_collector
     if shutil.which("valgrind") is None:
         sys.exit("bench_instructions: valgrind is not installed (apt-get install valgrind)")
     if args.only is None:
@@ -126,13 +146,16 @@ def main() -> None:
                 print(f"{workload:20s} skipped: no sample at {sample}")
                 continue
             paths = w.nd_sample_programs(sample)
-            warm, timed = real_instructions(paths, False), real_instructions(paths, True)
+            warm, timed = real_instructions(paths, False, paused), real_instructions(paths, True, paused)
             print(f"{workload:20s} {(timed - warm) / len(paths) / 1e6:10.1f} M instructions per timed call "
                   f"({len(paths)} programs)")  # fmt: skip
             continue
         extra = args.calls or EXTRA_CALLS.get(workload, 1)
         total = 1 + args.warm + extra
-        one, more = instructions(workload, 1 + args.warm, total), instructions(workload, total, total)
+        one, more = (
+            instructions(workload, 1 + args.warm, total, paused),
+            instructions(workload, total, total, paused),
+        )
         print(f"{workload:20s} {(more - one) / extra / 1e6:10.1f} M instructions per pass call")
 
 

@@ -2,6 +2,7 @@
 programs, as ratios (pypto-egg / reference) with the goals of the speed work.
 
     python benchmarks/bench_vs_reference.py [--repeat 5] [--only TEXT] [--sample ../shared/realworld-sample]
+                                            [--paused-collector]
 
 Needs PyPTO in the venv (`make reference`). Each workload generates programs of shapes of their own, so no
 call is served by a cache; both passes take the same programs, alternately, and only the pass call is timed
@@ -9,11 +10,16 @@ call is served by a cache; both passes take the same programs, alternately, and 
 the sample (those the pass rewrites): each is timed on both sides after one warm-up call, and the figure is the
 median of the per-program ratios. The first call on a kind of program not seen before runs in a fresh process:
 import, one seed call, then the program; its median is over five programs.
+
+The pass is called as a library call in a process with Python's collector as Python sets it, which traverses the
+objects the pass makes; `--paused-collector` pauses the collector around each call instead
+(`pypto_egg.collector.collector_paused`), as a process of the pass's own does (the CLI's).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import statistics
 import subprocess
@@ -26,6 +32,7 @@ import bench_workloads as w
 
 import pypto_egg.language as pl
 from pypto_egg import passes
+from pypto_egg.collector import collector_paused
 from pypto_egg.ir import python_print
 from pypto_egg.pypto import load_pypto
 
@@ -47,18 +54,22 @@ FIRST_CALL_GOAL_MS = 25.0
 
 
 class Sides:
-    """The two passes, each handed a program's text and timing only its pass call (ms)."""
+    """The two passes, each handed a program's text and timing only its pass call (ms); with `paused`, pypto-egg's
+    calls run with the collector paused around them, as in a process that is the pass's own (the CLI's)."""
 
-    def __init__(self) -> None:
+    def __init__(self, paused: bool = False) -> None:
         self.pto = load_pypto()
         self.pto.backend.set_backend_type(self.pto.backend.BackendType.Ascend910B)
         self.ours = passes.flatten_tile_nd_to_2d(backend="Ascend910B")
+        self.paused = paused
 
     def egg(self, text: str) -> float:
         program = pl.parse(text)
-        t0 = time.perf_counter()
-        self.ours(program)
-        return (time.perf_counter() - t0) * 1e3
+        with collector_paused() if self.paused else contextlib.nullcontext():
+            t0 = time.perf_counter()
+            self.ours(program)
+            took = time.perf_counter() - t0
+        return took * 1e3
 
     def reference(self, text: str) -> float:
         program = self.pto.language.parse(python_print(pl.parse(text), dialect="pypto"))
@@ -110,8 +121,13 @@ def main() -> None:
     ap.add_argument(
         "--sample", default=str(Path(__file__).resolve().parents[2] / "shared" / "realworld-sample")
     )
+    ap.add_argument(
+        "--paused-collector",
+        action="store_true",
+        help="pause Python's cyclic collector around pypto-egg's calls (pypto_egg/collector.py), as the CLI does",
+    )
     args = ap.parse_args()
-    sides = Sides()
+    sides = Sides(args.paused_collector)
     rng = random.Random(2026)
     warm = w.seed(rng)
     sides.egg(warm), sides.reference(warm)  # the rules loaded, PyPTO's modules imported
