@@ -166,8 +166,7 @@ def _worklist(
         if choice is None:
             continue
         cur = best.get(n.eclass)
-        if cur is not None:
-            now = ex.cost(n.eclass)
+        now = INF if cur is None else ex.cost(n.eclass)
         if (
             cur is None
             or choice.cost < now - 1e-12

@@ -4,7 +4,7 @@ The pass never touches the collector: a library call leaves the process's settin
 threads and objects are not the pass's. But the pass's output is tens of thousands of small acyclic objects on a
 batched matmul's pages or a long kernel, and the collector traverses each of them several times while the pass
 builds them: young collections, then a full one whenever they make a quarter of the old generation (a batch of
-4,096 pages triggers about two). A process that is the pass's own can skip that work:
+4,096 pages triggers 175 young and one or two full collections a call). A process of the pass's own can skip that:
 
     with collector_paused():
         program = flatten(program)

@@ -266,7 +266,8 @@ def free_vars(e: Expr) -> list[Var]:
         elif isinstance(x, TupleGetItem):
             todo.append(x.tuple)
         elif isinstance(x, Call):
-            todo += reversed([v for _, v in x.kwargs if isinstance(v, _WALKED)])
+            if x.kwargs:
+                todo += reversed([v for _, v in x.kwargs if isinstance(v, _WALKED)])
             todo += reversed(x.args)
     return out
 
