@@ -176,7 +176,10 @@ class Lowerer:
         enc: Encoding,
         plans: dict[int, Term | None],
         facts: Callable[[str], list[tuple[Any, ...]]] | None = None,
+        decode: TermDecoder | None = None,
     ) -> None:
+        """`decode`: the run's decoder of dimension terms, which the lowerers of its functions share (their plans
+        share terms, one per e-class)."""
         self.fn = fn
         self.enc = enc
         self.plans = plans
@@ -185,7 +188,7 @@ class Lowerer:
         # matmul is lowered
         self.page_stores: dict[int, Var | None] = {}
         self.lowered: dict[int, Term] = {}  # statement id -> the plan lowered for it
-        self.decode = TermDecoder(enc)
+        self.decode = decode if decode is not None else TermDecoder(enc)
         # original variables the reference would have rebuilt: every load's and store's result, and every
         # value computed from a rebuilt one (B-040, B-054, B-090, B-024). A rebuilt tile op is re-created
         # through the registry: its attrs are dropped and its type re-deduced, even on a 2-D function.

@@ -21,7 +21,7 @@ from pypto_egg.ir.tiles import retile
 from pypto_egg.ir.types import MemorySpace, TileType
 from pypto_egg.rules import schema
 
-from .lower import Lowerer, PageCalls, int_tuple
+from .lower import Lowerer, PageCalls, TermDecoder, int_tuple
 from .term import Term, as_int
 
 if TYPE_CHECKING:
@@ -37,8 +37,20 @@ class MatmulLowerer(Lowerer):
         enc: Encoding,
         plans: dict[int, Term | None],
         facts: Callable[[str], list[tuple[Any, ...]]] | None = None,
+        decode: TermDecoder | None = None,
     ) -> None:
-        super().__init__(fn, enc, plans, facts)
+        super().__init__(fn, enc, plans, facts, decode)
+        self._by_stmt: dict[str, dict[Any, list[Any]]] = {}
+
+    def rows_of(self, relation: str, sid: int) -> list[Any]:
+        """A statement's rows of a relation, read by field name (each relation's rows are grouped by statement once:
+        a program's batched matmuls each read some twenty relations)."""
+        grouped = self._by_stmt.get(relation)
+        if grouped is None:
+            grouped = self._by_stmt[relation] = {}
+            for r in schema.rows(relation, self.facts(relation)):
+                grouped.setdefault(r.stmt, []).append(r)
+        return grouped.get(sid, [])
 
     FACTS: ClassVar[frozenset[str]] = Lowerer.FACTS | {
         "DrainPage", "RowDrainPage", "BPage", "BPagesSame", "BSliceSide", "BRowWin", "BColWin", "BStore", "BStoreOne",
@@ -87,11 +99,7 @@ class MatmulLowerer(Lowerer):
     def packed_drain(self, s: Stmt, call: Call, plan: Term, ctx: Ctx, out: list[Stmt]) -> None:
         """A packed accumulator drains page by page straight out of L0C (B-175)."""
         sid = self.enc.request(s)
-        pages = sorted(
-            (r.page, r.column, r.offsets, r.window)
-            for r in schema.rows("DrainPage", self.facts("DrainPage"))
-            if r.stmt == sid
-        )
+        pages = sorted((r.page, r.column, r.offsets, r.window) for r in self.rows_of("DrainPage", sid))
         acc = substitute(call.args[0], ctx)
         tensor = substitute(call.args[2], ctx)
         span = call.span
@@ -121,11 +129,7 @@ class MatmulLowerer(Lowerer):
             as_int(plan.field("rows")),
             as_int(plan.field("cols")),
         )
-        pages = sorted(
-            (r.page, r.column, r.offsets)
-            for r in schema.rows("RowDrainPage", self.facts("RowDrainPage"))
-            if r.stmt == sid
-        )
+        pages = sorted((r.page, r.column, r.offsets) for r in self.rows_of("RowDrainPage", sid))
         acc, tensor = substitute(call.args[0], ctx), substitute(call.args[2], ctx)
         span, name = call.span, self.var_name(s) or "drain"
         for i, col, offsets in pages:
@@ -170,7 +174,7 @@ class _BmmPages:
         self.span = call.span
 
         def rows(name: str) -> list[Any]:  # this statement's rows of a relation, read by field name
-            return [r for r in schema.rows(name, low.facts(name)) if r.stmt == sid]
+            return low.rows_of(name, sid)
 
         self.slice_sides = {
             as_int(r.side): tuple(as_int(x) for x in (r.row_step, r.col_step, r.rows, r.cols))

@@ -43,7 +43,7 @@ class CoreRun(PlanReader):
     ) -> None:
         names = [function_name] if isinstance(function_name, str) else list(function_name)
         self.program, self.strategy, self._reads = program, strategy, reads
-        self.functions = [program.function(n) for n in names]
+        self.functions = program.functions_named(names)
         self.backend = get_backend(backend)
         self.cost_model = (
             OptimalCostModel(self.backend) if cost_model is None and strategy == "optimal" else cost_model

@@ -154,7 +154,7 @@ class EGraphRun(PlanReader):
         self._reads = reads
         names = [function_name] if isinstance(function_name, str) else list(function_name)
         self.program = program
-        self.functions = [program.function(n) for n in names]
+        self.functions = program.functions_named(names)
         self.function = self.functions[0]
         self.backend = get_backend(backend)
         self.limits = limits or Limits()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -215,6 +216,14 @@ class Program:
             if f.name == name:
                 return f
         raise KeyError(f"program {self.name!r} has no function {name!r}")
+
+    def functions_named(self, names: Sequence[str]) -> list[Function]:
+        """The functions of these names, in their order (one look-up table for them all, not a scan per name)."""
+        by_name = {f.name: f for f in self.functions}
+        missing = next((n for n in names if n not in by_name), None)
+        if missing is not None:
+            raise KeyError(f"program {self.name!r} has no function {missing!r}")
+        return [by_name[n] for n in names]
 
 
 # A program's header imports one of these as `pl`: pypto-egg's own reader, or PyPTO's (whose `pl.parse`

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pypto_egg.extract.failures import failure
+from pypto_egg.extract.lower import TermDecoder
 from pypto_egg.extract.lower_matmul import MatmulLowerer
 
 from ..backend import Backend, get_backend
@@ -141,6 +142,7 @@ class FlattenTileNdTo2D:
             plans = eg.plan_terms()
             t0 = time.perf_counter()
             lowered = []
+            decode = TermDecoder(eg.encoding)  # (the functions' plans share terms)
             for fn in fns:
                 # the contiguity precondition (D-07) is a rule decision, reported before any lowering error
                 for sid in eg.encoding.function_sids[fn.name]:
@@ -148,7 +150,7 @@ class FlattenTileNdTo2D:
                     plan = plans.get(sid)
                     if call.op == "tile.assemble" and plan is not None and plan.op == "Fail":
                         raise failure(stmt, call, plan)
-                lowerer = MatmulLowerer(fn, eg.encoding, plans, eg.facts)
+                lowerer = MatmulLowerer(fn, eg.encoding, plans, eg.facts, decode)
                 lowered.append(narrow_acc_carries(lowerer.run(), carry_decider(self.backend)))
                 first = eg.encoding.function_sids[fn.name].start
                 self.lowered[fn.name] = {sid - first: plan for sid, plan in lowerer.lowered.items()}
