@@ -55,6 +55,11 @@ class InterpError(UserError):
     """A program that cannot be executed (an out-of-bounds window, a missing input, ...)."""
 
 
+class BoundsError(InterpError):
+    """A window that reaches outside its tensor or tile: a load, a store, or (run strictly) a slice or an
+    assemble, whose boxes numpy would otherwise clip without a word."""
+
+
 def np_dtype(dt: DataType) -> np.dtype[Any]:
     return np.dtype(dt.numpy_name)
 
@@ -94,10 +99,11 @@ _EXPAND: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
 
 
 class _Machine:
-    def __init__(self, program: Program) -> None:
+    def __init__(self, program: Program, strict: bool = False) -> None:
         self.program = program
         self.env: dict[int, Any] = {}
         self.dyn: dict[str, int] = {}
+        self.strict = strict  # a slice or an assemble past its tile is a BoundsError, not clipped
 
     # ------------------------------------------------------------ scalars and dims
 
@@ -138,7 +144,7 @@ class _Machine:
         if c.is_function:
             callee = self.program.function(c.op)
             args = [self.value(a) for a in c.args]
-            out = _Machine(self.program).run_function(callee, args)
+            out = _Machine(self.program, self.strict).run_function(callee, args)
             return out[0] if len(out) == 1 else tuple(out)
         a = c.args
         op = c.op
@@ -169,9 +175,15 @@ class _Machine:
         if op in ("tile.fillpad", "tile.fillpad_inplace"):
             return self.fillpad(c)
         if op == "tile.slice":
-            return self.slice(self.value(a[0]), self.ints(a[1]), self.ints(a[2]))
+            x, shape, offs = self.value(a[0]), self.ints(a[1]), self.ints(a[2])
+            if self.strict:
+                inside(op, "window", offs, shape, x.shape)
+            return self.slice(x, shape, offs)
         if op == "tile.assemble":
-            return self.assemble(self.value(a[0]), self.value(a[1]), self.ints(a[2]))
+            target, source, offs = self.value(a[0]), self.value(a[1]), self.ints(a[2])
+            if self.strict:
+                inside(op, "source", offs, source.shape, target.shape)
+            return self.assemble(target, source, offs)
         if op in ("tile.matmul", "tile.batch_matmul"):
             return self.matmul(self.value(a[0]), self.value(a[1]), ty)
         if op in ("tile.matmul_acc", "tile.batch_matmul_acc"):
@@ -204,7 +216,7 @@ class _Machine:
         ty = c.type
         assert isinstance(ty, TileType)
         if any(o < 0 or o + v > n for o, v, n in zip(offs, valid, src.shape)):
-            raise InterpError(
+            raise BoundsError(
                 f"tile.load window {list(offs)}+{list(valid)} runs past tensor {list(src.shape)}"
             )
         window = np.zeros(shapes, dtype=src.dtype)
@@ -245,7 +257,7 @@ class _Machine:
                 f"tile.store partition {list(window)} does not hold the {list(valid)} valid tile"
             )
         if len(window) != dst.ndim or any(o < 0 or o + w > n for o, w, n in zip(offs, window, dst.shape)):
-            raise InterpError(
+            raise BoundsError(
                 f"tile.store window {list(offs)}+{list(window)} runs past tensor {list(dst.shape)}"
             )
         dst[tuple(slice(o, o + w) for o, w in zip(offs, window))] = region.reshape(window)
@@ -254,14 +266,14 @@ class _Machine:
     @staticmethod
     def store_rows(rows: np.ndarray, offs: tuple[int, ...], dst: np.ndarray) -> np.ndarray:
         if any(not 0 <= o < n for o, n in zip(offs, dst.shape)):
-            raise InterpError(f"tile.store offsets {list(offs)} are outside tensor {list(dst.shape)}")
+            raise BoundsError(f"tile.store offsets {list(offs)} are outside tensor {list(dst.shape)}")
         flat = dst.reshape(-1, dst.shape[-1])
         r0 = 0
         for o, n in zip(offs[:-1], dst.shape[:-1]):
             r0 = r0 * n + o
         c0 = offs[-1]
         if r0 + rows.shape[0] > flat.shape[0] or c0 + rows.shape[1] > flat.shape[1]:
-            raise InterpError(
+            raise BoundsError(
                 f"tile.store of {rows.shape[0]}x{rows.shape[1]} rows at {list(offs)} runs past tensor {list(dst.shape)}"
             )
         flat[r0 : r0 + rows.shape[0], c0 : c0 + rows.shape[1]] = rows
@@ -386,13 +398,29 @@ class _Machine:
         return None
 
 
+def inside(op: str, what: str, offsets: Sequence[int], box: Sequence[int], bounds: Sequence[int]) -> None:
+    """A BoundsError unless the box at `offsets` lies inside `bounds` on every axis (of the same rank)."""
+    if (
+        len(offsets) != len(bounds)
+        or len(box) != len(bounds)
+        or any(o < 0 or o + n > b for o, n, b in zip(offsets, box, bounds))
+    ):
+        raise BoundsError(f"{op} {what} {list(offsets)}+{list(box)} reaches outside {list(bounds)}")
+
+
 def run(
-    program: Program, function_name: str, inputs: dict[str, Any], dyn: dict[str, int] | None = None
+    program: Program,
+    function_name: str,
+    inputs: dict[str, Any],
+    dyn: dict[str, int] | None = None,
+    strict: bool = False,
 ) -> dict[str, Any]:
     """Run one function; returns {"return": [values...], <Out/InOut param name>: final array, ...}.
 
     Tensor inputs are copied, so the caller's arrays are never written. `dyn` gives the dynamic dims that no
-    input shape binds (those only the body's types name).
+    input shape binds (those only the body's types name). `strict`: a slice or an assemble whose box reaches
+    outside its tile raises BoundsError (as a load or a store past its tensor always does) rather than being
+    clipped.
     """
     fn = program.function(function_name)
     args: list[Any] = []
@@ -403,7 +431,7 @@ def run(
         if isinstance(p.var.type, TensorType | TileType):
             v = np.array(v, dtype=np_dtype(p.var.type.dtype), copy=True)
         args.append(v)
-    m = _Machine(program)
+    m = _Machine(program, strict)
     m.dyn = dict(dyn or {})
     rets = m.run_function(fn, args)
     out: dict[str, Any] = {"return": rets}
@@ -414,12 +442,15 @@ def run(
 
 
 def random_inputs(fn: Function, seed: int = 0, dyn: dict[str, int] | None = None,
-                  scalars: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+                  scalars: dict[str, Any] | None = None, unique: bool = False) -> dict[str, Any]:  # fmt: skip
     """Random arrays for every tensor/tile parameter (Out tensors start filled with a sentinel).
 
     Scalar parameters come first (1 unless `scalars` gives one), so a shape that names a scalar parameter
-    takes its value; a parameter of another kind (a communication context, a pointer) is an opaque None."""
+    takes its value; a parameter of another kind (a communication context, a pointer) is an opaque None.
+    `unique`: each element of every input a value no other element has, as far as its dtype can tell them apart,
+    so any element moved to the wrong place shows (the checker's first input)."""
     rng = np.random.default_rng(seed)
+    taken = 0  # the distinct values handed out so far (`unique`)
     scalars = scalars or {}
     m = _Machine(Program("_", (fn,)))
     m.dyn = dict(dyn or {})
@@ -435,6 +466,9 @@ def random_inputs(fn: Function, seed: int = 0, dyn: dict[str, int] | None = None
             dt = np_dtype(ty.dtype)
             if p.direction is ParamDirection.Out:
                 out[p.var.name] = np.full(shape, -7).astype(dt)
+            elif unique and dt.kind in "fiu":
+                out[p.var.name] = _distinct(shape, dt, taken)
+                taken += out[p.var.name].size
             elif dt.kind == "f":
                 out[p.var.name] = rng.uniform(-2, 2, size=shape).astype(dt)
             elif dt.kind == "b":
@@ -446,6 +480,23 @@ def random_inputs(fn: Function, seed: int = 0, dyn: dict[str, int] | None = None
         elif p.var.name not in out:
             out[p.var.name] = None
     return out
+
+
+def _distinct(shape: tuple[int, ...], dt: np.dtype[Any], start: int) -> np.ndarray:
+    """Consecutive values from `start`, wrapped where the dtype runs out of exact ones (a float16 holds every
+    integer up to 2,048; an integer type its own range)."""
+    n = int(np.prod(shape))
+    k = np.arange(start, start + n, dtype=np.int64)
+    if dt == np.float16:
+        k = k % 2048
+    elif dt.kind in "iu":
+        info = np.iinfo(dt)
+        k = (
+            info.min + (k - info.min) % (int(info.max) - int(info.min) + 1)
+            if dt.kind == "i"
+            else k % (int(info.max) + 1)
+        )
+    return k.astype(dt).reshape(shape)
 
 
 def outputs_equal(a: dict[str, Any], b: dict[str, Any], rtol: float = 1e-5, atol: float = 1e-5) -> bool:

@@ -44,17 +44,21 @@ def _show(x: object) -> str:
     return text.strip().replace("\n", "\n       ")
 
 
-def _flatten(stmts: tuple[Any, ...]) -> list[Any]:
+def flatten_stmts(stmts: tuple[Any, ...]) -> list[Any]:
+    """A body's statements with every sequence spliced in where it stands."""
     out: list[Any] = []
     for s in stmts:
         if isinstance(s, SeqStmts):
-            out += _flatten(s.stmts)
+            out += flatten_stmts(s.stmts)
         else:
             out.append(s)
     return out
 
 
-class _Comparer:
+class Comparer:
+    """Compares IR nodes up to a consistent renaming of variables, raising StructuralMismatch at the first place
+    they differ; the variables it has matched so far (`fwd`, `bwd`) carry over from one call to the next."""
+
     def __init__(self) -> None:
         self.fwd: dict[int, Var] = {}
         self.bwd: dict[int, Var] = {}
@@ -200,7 +204,7 @@ class _Comparer:
             self.define(x.var, y.var, f"{path}[{i}]")
 
     def stmts(self, a: tuple[Any, ...], b: tuple[Any, ...], path: str) -> None:
-        fa, fb = _flatten(a), _flatten(b)
+        fa, fb = flatten_stmts(a), flatten_stmts(b)
         for i, (x, y) in enumerate(zip(fa, fb)):
             self.stmt(x, y, f"{path}[{i}]")
         if len(fa) != len(fb):
@@ -269,7 +273,7 @@ class _Comparer:
 
 def assert_structural_equal(a: object, b: object) -> None:
     """Raise StructuralMismatch naming the first differing path when `a` and `b` differ."""
-    c = _Comparer()
+    c = Comparer()
     if isinstance(a, Program) and isinstance(b, Program):
         if len(a.functions) != len(b.functions):
             raise StructuralMismatch("program.functions", [f.name for f in a.functions],

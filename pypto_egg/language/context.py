@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from ..errors import DSLError
@@ -18,6 +19,16 @@ from ..ir.types import (
     TensorLayout,
     TileLayout,
 )
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A call or an annotation a tolerant reading went past: where it is, and what its op's deduction (or the
+    annotation check) says of it."""
+
+    span: Span
+    message: str
+
 
 # function name -> printed variable name -> the name hint the printer made it from (see `parse`)
 NameHints = Mapping[str, Mapping[str, str]]
@@ -46,7 +57,8 @@ VEC_BY_DEFAULT = frozenset({"tile.load", "tile.create"})
 
 
 class Ctx:
-    """Where the text came from, for spans and error positions."""
+    """Where the text came from, for spans and error positions; and, for a reader that tolerates what a pass's
+    output may get wrong (`findings`), what it found."""
 
     def __init__(
         self,
@@ -55,9 +67,20 @@ class Ctx:
         col_offset: int,
         env: dict[str, Any],
         dialect: str = "pypto_egg",
+        findings: list[Finding] | None = None,
     ) -> None:
         self.filename, self.line_offset, self.col_offset, self.env = filename, line_offset, col_offset, env
         self.dialect = dialect  # which `pl` the text imports: its ops' defaults differ (see op_call)
+        self.findings = findings
+
+    def tolerated(self, node: ast.AST, message: str) -> bool:
+        """Whether this reader goes on past a call its op refuses (the deduction's message, recorded with the
+        call's position), or an annotation that disagrees with its value: the checker reads a pass's output so
+        (and reports the call), every other reader stops with the error."""
+        if self.findings is None:
+            return False
+        self.findings.append(Finding(self.span(node), message))
+        return True
 
     def span(self, node: ast.AST) -> Span:
         return Span(self.filename, getattr(node, "lineno", 0) + self.line_offset,

@@ -34,6 +34,7 @@ from ..ir.stmt import (
 )
 from ..ir.tiles import make_tile_type, printed_view
 from ..ir.types import (
+    UNKNOWN_TYPE,
     DataType,
     MemorySpace,
     MemRef,
@@ -298,6 +299,14 @@ class ExprParser:
                 positional = positional[:-1]
         # attributes given positionally, as the DSL allows: tile.cast(t, pl.FP32), cast(x, pl.INDEX, 'round')
         signature = tuple(p.rstrip("*") for p in SIGNATURES.get(op, ()))
+        if self.ctx.findings is not None and any(
+            isinstance(x, ast.List | ast.Tuple) for x in positional[len(d.params) :]
+        ):  # a dims literal past the operands is an operand too many, not an attribute (a pass's output)
+            message = (
+                f"{op} takes at most {len(d.params)} operands ({', '.join(d.params)}), got {len(positional)}"
+            )
+            self.ctx.tolerated(node, message)
+            return self.undeduced_call(node, op, env, annotation)
         while len(positional) > len(d.params) and len(positional) <= len(signature):
             key = signature[len(positional) - 1]
             if key not in d.kwargs:
@@ -305,8 +314,12 @@ class ExprParser:
             kwargs[key] = self.kwarg_value(positional[-1], key, env)
             positional = positional[:-1]
         if len(positional) > len(d.params):
-            self.ctx.error(node, f"{op} takes at most {len(d.params)} operands ({', '.join(d.params)}), "
-                                 f"got {len(positional)}")  # fmt: skip
+            message = (
+                f"{op} takes at most {len(d.params)} operands ({', '.join(d.params)}), got {len(positional)}"
+            )
+            if not self.ctx.tolerated(node, message):
+                self.ctx.error(node, message)
+            return self.undeduced_call(node, op, env, annotation)
         for i, a in enumerate(positional):
             slots[i] = self.expr(a, env)
         for kw in node.keywords:
@@ -343,14 +356,35 @@ class ExprParser:
         try:
             return opreg.make_call(op, args, kwargs, attrs, self.ctx.span(node))
         except TypeDeductionError as e:
-            self.ctx.error(node, str(e))
+            if not self.ctx.tolerated(node, str(e)):
+                self.ctx.error(node, str(e))
+            written = tuple(kwargs.items())
+            return Call(op, args, annotation or UNKNOWN_TYPE, written, attrs, self.ctx.span(node))
+
+    def undeduced_call(self, node: ast.Call, op: str, env: dict[str, Var], annotation: Type | None) -> Call:
+        """A call its op refuses, read as written for a tolerant reader: every operand in order, its keywords, and
+        its annotation as its type."""
+        args = tuple(self.expr(a, env) for a in node.args)
+        kwargs: dict[str, Any] = {}
+        attrs: tuple[tuple[str, Any], ...] = ()
+        for kw in node.keywords:
+            if kw.arg == "attrs":
+                value = self.kwarg_value(kw.value, "attrs", env)
+                attrs = tuple(value.items()) if isinstance(value, dict) else ()
+            elif kw.arg is not None:
+                kwargs[kw.arg] = self.kwarg_value(kw.value, kw.arg, env)
+        return Call(op, args, annotation or UNKNOWN_TYPE, tuple(kwargs.items()), attrs, self.ctx.span(node))
 
     def annotated_call(self, node: ast.Call, op: str, env: dict[str, Var], annotation: Type | None) -> Expr:
         """An op without deduction: operands and keywords kept as written, the annotation is its type."""
         d = opreg.REGISTRY[op]
         if len(node.args) > len(d.params) and not d.variadic:
-            self.ctx.error(node, f"{op} takes at most {len(d.params)} operands ({', '.join(d.params)}), "
-                                 f"got {len(node.args)}")  # fmt: skip
+            message = (
+                f"{op} takes at most {len(d.params)} operands ({', '.join(d.params)}), got {len(node.args)}"
+            )
+            if not self.ctx.tolerated(node, message):
+                self.ctx.error(node, message)
+            return self.undeduced_call(node, op, env, annotation)
         args = tuple(self.expr(a, env) for a in node.args)
         kwargs, attrs = self.keywords(node, env)
         for kw in node.keywords:
@@ -360,7 +394,9 @@ class ExprParser:
         try:
             return opreg.make_call(op, args, kwargs, attrs, self.ctx.span(node), annotation)
         except TypeDeductionError as e:
-            self.ctx.error(node, str(e))
+            if not self.ctx.tolerated(node, str(e)):
+                self.ctx.error(node, str(e))
+            return self.undeduced_call(node, op, env, annotation)
 
     # ------------------------------------------------------------ types
 
@@ -488,6 +524,11 @@ class ExprParser:
         """The type a variable gets from its annotation and its value's deduced type."""
         merged = merged_annotation(ann, type_of(value))
         if merged is None:
+            message = (
+                f"annotation {print_type(ann)} disagrees with the value's type {print_type(type_of(value))}"
+            )
+            if self.ctx.tolerated(node, message):
+                return ann
             self._mismatch(node, ann, type_of(value))
         return merged
 

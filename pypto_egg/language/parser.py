@@ -20,7 +20,7 @@ from ..ir.types import (
     TupleType,
     Type,
 )
-from .context import Ctx, NameHints, pl_name
+from .context import Ctx, Finding, NameHints, pl_name
 from .runtime import DynamicDim
 from .statements import FunctionParser
 
@@ -162,21 +162,29 @@ def _module_env(tree: ast.Module) -> dict[str, Any]:
     return env
 
 
-def _program_classes(text: str, filename: str) -> tuple[list[ast.ClassDef], Ctx, str]:
+def _program_classes(
+    text: str, filename: str, findings: list[Finding] | None = None
+) -> tuple[list[ast.ClassDef], Ctx, str]:
     try:
         tree = ast.parse(text, filename)
     except SyntaxError as e:
         raise DSLError(f"{filename}:{e.lineno}:{e.offset}: invalid Python syntax: {e.msg}") from None
     dialect = _dialect(tree)
-    ctx = Ctx(filename, 0, 0, _module_env(tree), dialect)
+    ctx = Ctx(filename, 0, 0, _module_env(tree), dialect, findings)
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef)
                and any(pl_name(d) == "program" for d in n.decorator_list)]  # fmt: skip
     return classes, ctx, dialect
 
 
-def parse_all(text: str, filename: str = "<pl>", keep_unreadable: bool | None = None) -> list[Program]:
-    """Every module-level `@pl.program` class of DSL text, in order, read without running the text."""
-    classes, ctx, dialect = _program_classes(text, filename)
+def parse_all(
+    text: str,
+    filename: str = "<pl>",
+    keep_unreadable: bool | None = None,
+    findings: list[Finding] | None = None,
+) -> list[Program]:
+    """Every module-level `@pl.program` class of DSL text, in order, read without running the text (`findings`:
+    see `parse`)."""
+    classes, ctx, dialect = _program_classes(text, filename, findings)
     return [_parse_class(c, ctx, text, dialect, keep_unreadable=keep_unreadable) for c in classes]
 
 
@@ -186,14 +194,18 @@ def parse(
     program_name: str | None = None,
     name_hints: NameHints | None = None,
     keep_unreadable: bool | None = None,
+    findings: list[Finding] | None = None,
 ) -> Program:
     """Parse DSL text holding one (or, with `program_name`, a named) `@pl.program` class.
 
     `name_hints` names variables by the hints a printer disambiguated (two variables hinted `x` print as `x`
     and `x_1`): names the pass derives from them are then the ones it would derive in the printer's process.
     `keep_unreadable`: a function this reader cannot read and the pass never changes is kept as its text
-    (`Function.source`) rather than an error; by default in PyPTO's dialect only."""
-    classes, ctx, dialect = _program_classes(text, filename)
+    (`Function.source`) rather than an error; by default in PyPTO's dialect only.
+    `findings`: read a pass's output, whose calls may break their ops' rules: a call its op refuses is kept as
+    written, typed by its annotation, an annotation that disagrees with its value is taken as it is, and each is
+    appended here (the checker reports them); without it each is an error."""
+    classes, ctx, dialect = _program_classes(text, filename, findings)
     if program_name is not None:
         classes = [c for c in classes if c.name == program_name]
     if not classes:

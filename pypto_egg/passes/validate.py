@@ -69,12 +69,12 @@ def validate_translation(
         sizes = {**dynamic_sizes(fn, DEFAULT_DYNAMIC), **(dyn or {})}
         if sizes:
             report.sizes[fn.name] = sizes
-        largest = _largest_value(fn, sizes)
+        largest = largest_value(fn, sizes)
         if largest is not None and largest[1] > INTERPRETER_BUDGET:
             name, nbytes, ty = largest
             report.too_large[fn.name] = (
-                f"'{name}' ({ty}) takes {_size(nbytes)}, past the interpreter's "
-                f"{_size(INTERPRETER_BUDGET)}; interpretation was skipped (validate a smaller instance of the program)"
+                f"'{name}' ({ty}) takes {byte_size(nbytes)}, past the interpreter's "
+                f"{byte_size(INTERPRETER_BUDGET)}; interpretation was skipped (validate a smaller instance of the program)"
             )
             continue
         for seed in range(seeds):
@@ -105,7 +105,7 @@ def validate_translation(
     return report
 
 
-def _largest_value(fn: Function, sizes: dict[str, int]) -> tuple[str, int, str] | None:
+def largest_value(fn: Function, sizes: dict[str, int]) -> tuple[str, int, str] | None:
     """(name, bytes, type) of the largest tensor or tile a function names, its dynamic dims at `sizes`."""
     typed = [(p.var.name, p.var.type) for p in fn.params]
     typed += [(s.var.name, s.var.type) for body in blocks(fn.body) for s in body if isinstance(s, AssignStmt)]
@@ -124,7 +124,7 @@ def _largest_value(fn: Function, sizes: dict[str, int]) -> tuple[str, int, str] 
     return best
 
 
-def _size(nbytes: int) -> str:
+def byte_size(nbytes: int) -> str:
     for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if nbytes >= scale:
             return f"{nbytes / scale:.4g} {unit}"
