@@ -1,4 +1,5 @@
-"""`pypto-egg`: flatten DSL files, explain the plan of each statement, draw the e-graph, or compile with PyPTO.
+"""`pypto-egg`: flatten DSL files, explain the plan of each statement, draw the e-graph, compile with PyPTO, or
+check a FlattenTileNdTo2D output (the C++ pass's, or any other) against pypto-egg's.
 
 `flatten`, `explain` and `viz` read files with the DSL's own reader (never run as Python); `compile` runs the
 file with PyPTO, as PyPTO's own tools do. Exit status: 0 on success, 2 on a user error
@@ -14,24 +15,28 @@ import sys
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .backend import BACKENDS
+from .check.cli import add_parser as check_parser
+from .check.verdicts import counts
 from .collector import collector_paused
 from .egraph import FlattenEGraph
 from .egraph.viz import to_svg
 from .errors import InternalError, PyptoEggError, UnmatchedRuleWarning, UserError
 from .explain import explain_program, format_explanation
+from .inputs import input_files
 from .ir.printer import python_print
 from .ir.stmt import Program
 from .language.parser import parse_all
 from .passes import flatten_tile_nd_to_2d
 from .pypto import compile as compile_with_egg
 from .pypto import load_pypto
+from .pypto.checking import checking_flatten
 from .pypto.files import pick, programs_of_file
 
 # the backend PyPTO's ir.compile targets by default: the shell's commands read its capacities unless told otherwise
@@ -139,20 +144,6 @@ def _trace(options: FlattenOptions) -> str:
     return "\n" + traceback.format_exc() if options.debug else ""
 
 
-def _inputs(paths: Sequence[str]) -> list[tuple[Path, Path]]:
-    """(file, its path relative to the argument it came from) for each file and each .py of a directory."""
-    out: list[tuple[Path, Path]] = []
-    for arg in paths:
-        p = Path(arg)
-        if p.is_dir():
-            out += [(f, f.relative_to(p)) for f in sorted(p.rglob("*.py"))]
-        elif p.is_file():
-            out.append((p, Path(p.name)))
-        else:
-            raise UserError(f"{arg}: no such file or directory")
-    return out
-
-
 def _run_all(files: list[Path], options: FlattenOptions, jobs: int) -> Iterator[FileResult]:
     if jobs <= 1 or len(files) <= 1:
         for f in files:
@@ -166,7 +157,7 @@ def _run_all(files: list[Path], options: FlattenOptions, jobs: int) -> Iterator[
 
 
 def cmd_flatten(args: argparse.Namespace) -> int:
-    inputs = _inputs(args.paths)
+    inputs = input_files(args.paths)
     if not inputs:
         raise UserError(f"{' '.join(args.paths)}: no .py files")
     options = FlattenOptions(args.program, args.backend, tuple(args.rules or ()), args.validate, args.seeds,
@@ -260,11 +251,29 @@ def cmd_compile(args: argparse.Namespace) -> int:
         kwargs["backend_type"] = getattr(pto.backend.BackendType, args.backend)
     if args.output:
         kwargs["output_dir"] = args.output
+    if args.check:
+        return _compile_checked(pto, program, kwargs)
     with collector_paused():  # the CLI's process is its own (pypto_egg/collector.py)
         compiled = compile_with_egg(program, flatten_options=options, **kwargs)
     out = getattr(compiled, "output_dir", None) or args.output
     print(f"pypto-egg compile: {program.name}: wrote {out}")
     return 0
+
+
+def _compile_checked(pto: Any, program: Any, kwargs: dict[str, object]) -> int:
+    """`compile --check`: PyPTO's pipeline with its own C++ FlattenTileNdTo2D, each output of it checked; the
+    verdicts that are not `same` on stderr, and status 1 when one is wrong (the code is written either way)."""
+    with checking_flatten(on_wrong=lambda v: None) as log:
+        compiled = pto.ir.compile(program, **kwargs)
+    for v in log.verdicts:
+        if v.verdict != "same":
+            print(f"pypto-egg compile --check: {v.line()}", file=sys.stderr)
+    out = getattr(compiled, "output_dir", None) or kwargs.get("output_dir")
+    tally = counts(log.verdicts)
+    shown = ", ".join(f"{n} {k}" for k, n in tally.items() if n)
+    print(f"pypto-egg compile: {program.name}: wrote {out} with the C++ pass; checked {len(log.verdicts)} "
+          f"function(s): {shown or 'none'}")  # fmt: skip
+    return 1 if tally["wrong"] else 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -333,6 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_viz)
 
     _compile_parser(sub, common)
+    check_parser(sub)
     return parser
 
 
@@ -359,12 +369,18 @@ def _compile_parser(sub: Any, common: Callable[..., None]) -> None:
         action="store_true",
         help="no source locations in the kernels (emit_source_loc=False)",
     )
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="compile with PyPTO's own C++ FlattenTileNdTo2D and check each of its outputs (as `pypto-egg check` "
+        "does); exit status 1 when one is wrong",
+    )
     p.set_defaults(run=cmd_compile)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.backend == "none":
+    if getattr(args, "backend", None) == "none":
         args.backend = None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UnmatchedRuleWarning)

@@ -38,6 +38,14 @@ def check_text(
     return verdicts
 
 
+def refused_text(text: str, filename: str, why: str) -> list[Verdict]:
+    """The verdicts of every program of an input text whose output is missing (the pass that makes it refused it):
+    `same` where pypto-egg refuses it too, else not-checkable."""
+    return [
+        v for p in parse_all(text, filename) for v in check_sides(Sides(p, our_answer(p), Output(None, why)))
+    ]
+
+
 def check_against_cxx(program: Program, seeds: int, pto: PyPTO) -> list[Verdict]:
     """The verdicts of the C++ pass's output of one program."""
     theirs = cxx_output(pto, program)
