@@ -42,6 +42,16 @@ def dynamic_physical_dim(
     )
 
 
+def nested_tile_call(op: str, outer: str, var: str | None, span: Span | None) -> PassError:
+    """§1: the pass's input has one tile op per statement (PyPTO's reader makes every call a statement of its
+    own)."""
+    return PassError(
+        f"{PASS}: tile op '{op}' is an operand of '{outer}' (a call nested inside another), but the pass takes one "
+        f"tile op per statement, as PyPTO's own reader writes them; bind it to a variable of its own first "
+        f"(`v = pl.{op}(...)`, then pass `v`){where(var, span)}"
+    )
+
+
 def bmm_acc_not_2d(rank: int, var: str | None, span: Span | None) -> PassError:
     """B-150."""
     return PassError(

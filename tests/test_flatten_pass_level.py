@@ -81,6 +81,22 @@ def test_b010_d01_dynamic_physical_dim_of_an_nd_tile_is_rejected_with_the_remedy
     assert "tile.load" in text and "dimension 1" in text and "variable 't'" in text
 
 
+def test_a_tile_op_nested_in_another_calls_operands_is_refused_with_how_to_bind_it():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def main(self, x: pl.Tensor[[2, 3, 4], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]]) -> pl.Tensor[[2, 3, 4], pl.FP32]:
+            t = pl.load(x, [0, 0, 0], [2, 3, 4])
+            out = pl.store(pl.tile.exp(t), [0, 0, 0], out)
+            return out
+
+    with pytest.raises(PassError) as info:
+        passes.flatten_tile_nd_to_2d()(Before)
+    text = str(info.value)
+    assert "tile op 'tile.exp' is an operand of 'tile.store'" in text and "one tile op per statement" in text
+    assert "bind it to a variable of its own first" in text and "variable 'out'" in text
+
+
 def test_b010_dynamic_physical_dim_of_a_2d_tile_is_allowed():
     @pl.program
     class Before:

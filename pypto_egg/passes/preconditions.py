@@ -43,6 +43,9 @@ def _nd_tile_types(call: Call, result: object) -> Sequence[TileType]:
 def check_preconditions(fn: Function) -> None:
     checked: set[int] = set()  # N-D tile types whose dims passed (variables share their type object)
     for stmt, call in walk_calls(fn.body):
+        for a in call.args:
+            if type(a) is Call and not a.is_function and a.op.startswith("tile."):
+                raise diag.nested_tile_call(a.op, call.op, *_where(stmt, call))
         nd = _nd_tile_types(call, stmt.var.type if type(stmt) is AssignStmt else call.type)
         if not nd:
             continue
