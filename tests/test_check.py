@@ -64,7 +64,10 @@ def test_a_store_whose_window_cannot_hold_its_tile_is_wrong_by_meaning():
     # half the rows' window for the whole tile: the output stops where the input runs
     v = check(KERNEL, edited(ours(KERNEL), "out, [2, 3, 4])", "out, [1, 3, 4])"))
     assert (v.verdict, v.reason) == ("wrong", "meaning")
-    assert "the input runs but the output does not" in v.detail and "does not hold the [6, 4] valid tile" in v.detail
+    assert (
+        "the input runs but the output does not" in v.detail
+        and "does not hold the [6, 4] valid tile" in v.detail
+    )
 
 
 def test_a_constant_window_outside_its_tensor_is_wrong_by_bounds_without_running():
@@ -217,7 +220,7 @@ def test_check_prints_json_lines_exits_1_on_a_wrong_function_and_writes_a_reprod
     assert (by_program["J"]["verdict"], by_program["J"]["reason"]) == ("wrong", "meaning")
     assert "2 function(s): 1 wrong, 1 same" in r.stderr
     repro = files / "repro" / "J__main.py"
-    assert repro.is_file() and f"reproducer: repro/J__main.py" in by_program["J"]["detail"]
+    assert repro.is_file() and "reproducer: repro/J__main.py" in by_program["J"]["detail"]
     header = repro.read_text().splitlines()[:6]
     assert any(line == "# shown by: pypto-egg check repro/J__main.py --output out/j.py" for line in header)
     again = cli(str(repro), "--output", "out/j.py", "--json", "--reproducers", "repro2", cwd=files)

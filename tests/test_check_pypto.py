@@ -28,16 +28,21 @@ pytestmark = requires_pypto
 HEADER = "import pypto.language as pl\n\n@pl.program\n"
 
 # a [6, 8] tile stored into a [2, 3, 8] tensor: the build's partition window is [1, 6, 8], six rows into three
-GATHERED = HEADER + """class Gathered:
+GATHERED = (
+    HEADER
+    + """class Gathered:
     @pl.function(type=pl.FunctionType.InCore)
     def main_incore_0(self, x: pl.Tensor[[6, 8], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 8], pl.FP32]]) -> pl.Tensor[[2, 3, 8], pl.FP32]:
         t: pl.Tile[[6, 8], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [6, 8], [6, 8], target_memory=pl.Mem.Vec)
         out_1: pl.Tensor[[2, 3, 8], pl.FP32] = pl.tile.store(t, [0, 0, 0], out)
         return out_1
 """
+)
 
 # a reshape to [4, 1, 8]: the build leaves it N-D
-RESHAPED_UP = HEADER + """class ReshapeUp:
+RESHAPED_UP = (
+    HEADER
+    + """class ReshapeUp:
     @pl.function(type=pl.FunctionType.InCore)
     def main_incore_0(self, x: pl.Tensor[[4, 8], pl.FP32], out: pl.Out[pl.Tensor[[4, 1, 8], pl.FP32]]) -> pl.Tensor[[4, 1, 8], pl.FP32]:
         t: pl.Tile[[4, 8], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [4, 8], [4, 8], target_memory=pl.Mem.Vec)
@@ -46,9 +51,12 @@ RESHAPED_UP = HEADER + """class ReshapeUp:
         out_1: pl.Tensor[[4, 1, 8], pl.FP32] = pl.tile.store(e, [0, 0, 0], out)
         return out_1
 """
+)
 
 # a load into an NZ tile (PyPTO's own memory-reuse test): the build re-deduces it row-major
-NZ_LOAD = HEADER + """class NzLoad:
+NZ_LOAD = (
+    HEADER
+    + """class NzLoad:
     @pl.function(type=pl.FunctionType.InCore)
     def kernel(self, inp: pl.Tensor[[64, 64], pl.BF16], out_nd: pl.Out[pl.Tensor[[64, 64], pl.BF16]], out_nz: pl.Out[pl.Tensor[[64, 64], pl.BF16]]) -> pl.Tensor[[64, 64], pl.BF16]:
         tile_nd: pl.Tile[[64, 64], pl.BF16, pl.Mem.Vec] = pl.tile.load(inp, [0, 0], [64, 64], target_memory=pl.Mem.Vec)
@@ -57,6 +65,7 @@ NZ_LOAD = HEADER + """class NzLoad:
         result: pl.Tensor[[64, 64], pl.BF16] = pl.tile.store(tile_nz, [0, 0], out_nz)
         return result
 """
+)
 
 
 def only(text: str) -> Verdict:
@@ -92,7 +101,9 @@ def _check_sample(path: str) -> tuple[str, list[Verdict] | str]:
 
 
 @requires_sample
-def test_every_function_of_the_sample_gets_a_verdict_and_the_wrong_ones_are_the_builds_refused_stores(tmp_path):
+def test_every_function_of_the_sample_gets_a_verdict_and_the_wrong_ones_are_the_builds_refused_stores(
+    tmp_path,
+):
     paths = [str(p) for p in sample_programs()]
     with ProcessPoolExecutor(max_workers=max(1, min(2, os.cpu_count() or 1)),
                              mp_context=multiprocessing.get_context("spawn")) as pool:  # fmt: skip
@@ -105,7 +116,14 @@ def test_every_function_of_the_sample_gets_a_verdict_and_the_wrong_ones_are_the_
     tally = counts(verdicts)
     # the README's table: the sample's three programs that went through the pass once already (D-1) make the
     # build append a fifth operand to their stores (D-2)
-    assert tally == {"wrong": 3, "unexplained": 0, "not-checkable": 0, "listed": 0, "same": 646, "wrong/contract": 3}
+    assert tally == {
+        "wrong": 3,
+        "unexplained": 0,
+        "not-checkable": 0,
+        "listed": 0,
+        "same": 646,
+        "wrong/contract": 3,
+    }
     assert all("tile.store takes at most 4 operands" in v.detail and "D-2" in v.detail
                for v in verdicts if v.verdict == "wrong")  # fmt: skip
 
@@ -156,7 +174,9 @@ def test_checking_flatten_warns_raises_or_calls_back_and_returns_the_builds_outp
     seen: list[Verdict] = []
     with checking_flatten(on_wrong=seen.append):
         pto.passes.flatten_tile_nd_to_2d()  # (the pass the pipeline makes inside the block is the checked one)
-        after = pto.ir.compile(pto.language.parse(GATHERED), output_dir=str(tmp_path / "call"), **DETERMINISTIC)
+        after = pto.ir.compile(
+            pto.language.parse(GATHERED), output_dir=str(tmp_path / "call"), **DETERMINISTIC
+        )
     assert [v.reason for v in seen] == ["bounds"]
     assert after is not None and pto.ir.structural_equal(plain, pto.passes.flatten_tile_nd_to_2d()(program))
     with pytest.raises(ValueError, match="on_wrong must be"), checking_flatten(on_wrong="ignore"):

@@ -121,13 +121,21 @@ def _bodies(s: Stmt) -> tuple[tuple[Stmt, ...], ...]:
 
 def _without(body: tuple[Stmt, ...], index: int) -> tuple[Stmt, ...] | None:
     """The body without its `index`-th droppable statement (see `_count`), or None past the last."""
+    return edited(body, index, lambda s: None)
+
+
+def edited(
+    body: tuple[Stmt, ...], index: int, edit: Callable[[Stmt], Stmt | None]
+) -> tuple[Stmt, ...] | None:
+    """The body with its `index`-th droppable statement (see `_count`, nested ones included) replaced by what `edit`
+    makes of it (None: dropped), or None past the last."""
     out: list[Stmt] = []
     k = index
     for i, s in enumerate(body):
         if isinstance(s, SeqStmts):
             n = _count(s.stmts)
             if 0 <= k < n:
-                inner = _without(s.stmts, k)
+                inner = edited(s.stmts, k, edit)
                 return None if inner is None else (*out, replaced(s, stmts=inner), *body[i + 1 :])
             k -= n
             out.append(s)
@@ -136,18 +144,32 @@ def _without(body: tuple[Stmt, ...], index: int) -> tuple[Stmt, ...] | None:
             out.append(s)
             continue
         if k == 0:
-            return (*out, *body[i + 1 :])
+            new = edit(s)
+            return (*out, *((new,) if new is not None else ()), *body[i + 1 :])
         k -= 1
         for b, inner_body in enumerate(_bodies(s)):
             n = _count(inner_body)
             if k < n:
-                cut = _without(inner_body, k)
+                cut = edited(inner_body, k, edit)
                 if cut is None:
                     return None
                 return (*out, _with_inner(s, b, cut), *body[i + 1 :])
             k -= n
         out.append(s)
     return None
+
+
+def statements(body: tuple[Stmt, ...]) -> list[Stmt]:
+    """The droppable statements of a body, in the order `edited` numbers them."""
+    out: list[Stmt] = []
+    for s in body:
+        if isinstance(s, SeqStmts):
+            out += statements(s.stmts)
+        elif not isinstance(s, _KEPT):
+            out.append(s)
+            for inner in _bodies(s):
+                out += statements(inner)
+    return out
 
 
 def _with_inner(s: Stmt, which: int, body: tuple[Stmt, ...]) -> Stmt:
