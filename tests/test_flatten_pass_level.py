@@ -85,7 +85,9 @@ def test_a_tile_op_nested_in_another_calls_operands_is_refused_with_how_to_bind_
     @pl.program
     class Before:
         @pl.function(type=pl.FunctionType.InCore)
-        def main(self, x: pl.Tensor[[2, 3, 4], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]]) -> pl.Tensor[[2, 3, 4], pl.FP32]:
+        def main(
+            self, x: pl.Tensor[[2, 3, 4], pl.FP32], out: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]]
+        ) -> pl.Tensor[[2, 3, 4], pl.FP32]:
             t = pl.load(x, [0, 0, 0], [2, 3, 4])
             out = pl.store(pl.tile.exp(t), [0, 0, 0], out)
             return out

@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import UserError
 from ..ir.expr import (
     BinOp,
     Call,
@@ -47,17 +46,9 @@ from ..ir.stmt import (
     YieldStmt,
 )
 from ..ir.types import DataType, PadValue, ScalarType, TensorType, TileType
-from .machine_ops import SEMANTICS, NotInterpretable
+from .gather_ops import GATHER_SEMANTICS
+from .machine_ops import SEMANTICS, BoundsError, InterpError, NotInterpretable, inside
 from .shape_ops import SHAPE_SEMANTICS
-
-
-class InterpError(UserError):
-    """A program that cannot be executed (an out-of-bounds window, a missing input, ...)."""
-
-
-class BoundsError(InterpError):
-    """A window that reaches outside its tensor or tile: a load, a store, or (run strictly) a slice or an
-    assemble, whose boxes numpy would otherwise clip without a word."""
 
 
 def np_dtype(dt: DataType) -> np.dtype[Any]:
@@ -190,7 +181,7 @@ class _Machine:
             prod = self.matmul(self.value(a[1]), self.value(a[2]), ty)
             init = bool(self.value(a[3])) if len(a) > 3 else False
             return prod if init else (self.value(a[0]) + prod).astype(prod.dtype)
-        semantics = SHAPE_SEMANTICS.get(op) or SEMANTICS.get(op)
+        semantics = SHAPE_SEMANTICS.get(op) or SEMANTICS.get(op) or GATHER_SEMANTICS.get(op)
         if semantics is not None:
             return semantics(self, c)
         raise NotInterpretable(op, "the interpreter has no semantics for it")
@@ -396,16 +387,6 @@ class _Machine:
             for rv, v in zip(s.return_vars, carried):
                 self.env[rv.uid] = v
         return None
-
-
-def inside(op: str, what: str, offsets: Sequence[int], box: Sequence[int], bounds: Sequence[int]) -> None:
-    """A BoundsError unless the box at `offsets` lies inside `bounds` on every axis (of the same rank)."""
-    if (
-        len(offsets) != len(bounds)
-        or len(box) != len(bounds)
-        or any(o < 0 or o + n > b for o, n, b in zip(offsets, box, bounds))
-    ):
-        raise BoundsError(f"{op} {what} {list(offsets)}+{list(box)} reaches outside {list(bounds)}")
 
 
 def run(

@@ -10,7 +10,7 @@ masks) are not interpretable: `NotInterpretable` names the op and why.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -22,6 +22,25 @@ from ..ir.types import DataType, TileType
 SINGLE_CORE = (
     "one core in program order: block 0 of 1, sub-block 0, rank 0 of 1; barriers and fences are no-ops"
 )
+
+
+class InterpError(UserError):
+    """A program that cannot be executed (an out-of-bounds window, a missing input, ...)."""
+
+
+class BoundsError(InterpError):
+    """A window that reaches outside its tensor or tile: a load, a store, or (run strictly) a slice or an
+    assemble, whose boxes numpy would otherwise clip without a word."""
+
+
+def inside(op: str, what: str, offsets: Sequence[int], box: Sequence[int], bounds: Sequence[int]) -> None:
+    """A BoundsError unless the box at `offsets` lies inside `bounds` on every axis (of the same rank)."""
+    if (
+        len(offsets) != len(bounds)
+        or len(box) != len(bounds)
+        or any(o < 0 or o + n > b for o, n, b in zip(offsets, box, bounds))
+    ):
+        raise BoundsError(f"{op} {what} {list(offsets)}+{list(box)} reaches outside {list(bounds)}")
 
 
 class NotInterpretable(UserError):
