@@ -47,7 +47,8 @@ bench: $(STAMP)
 		$(BIN)/python benchmarks/bench_vs_reference.py 2>/dev/null; \
 		$(BIN)/python benchmarks/bench_pipeline.py 2>/dev/null; \
 		$(BIN)/python benchmarks/bench_floor.py 2>/dev/null; \
-	else echo "bench_vs_reference, bench_pipeline, bench_floor: PyPTO is not in $(VENV) (make reference), skipped"; fi
+		$(BIN)/python benchmarks/bench_check.py 2>/dev/null; \
+	else echo "bench_vs_reference, bench_pipeline, bench_floor, bench_check: PyPTO is not in $(VENV) (make reference), skipped"; fi
 
 clean:
 	rm -rf $(VENV) build *.egg-info egraph.html
