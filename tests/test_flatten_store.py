@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 import pypto_egg.language as pl
 from pypto_egg import interp, passes
 from pypto_egg.egraph import FlattenEGraph
-from pypto_egg.errors import PassError
+from pypto_egg.errors import PassError, UserError
 from pypto_egg.explain import explain_program
 from pypto_egg.ir import python_print
 
@@ -66,6 +66,54 @@ def test_b055_store_into_2d_tensor_keeps_three_operands_b053_3d_gets_four():
             return out_0_1, out_1_1
 
     flatten(Before, Expected)
+
+
+def test_b055_a_batch_one_tile_stored_into_a_2d_tensor_keeps_its_three_offsets_and_no_window():
+    """PyPTO's test_nd_tensor_matmul_dispatch after ConvertTensorToTileOps: a [1, 16, 64] tile stored into a
+    [16, 64] tensor with one offset per tile axis (the extra leading axis of extent 1 at 0)."""
+
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def main(self, h: pl.Tensor[[16, 32], pl.FP16], w: pl.Tensor[[1, 32, 64], pl.FP16],
+                 out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:  # fmt: skip
+            a = pl.load(h, [0, 0], [16, 32], target_memory=pl.Mem.Mat)
+            b = pl.load(w, [0, 0, 0], [1, 32, 64], target_memory=pl.Mem.Mat)
+            c: pl.Tile[[1, 16, 64], pl.FP32, pl.Mem.Acc] = pl.tile.batch_matmul(a, b)
+            out = pl.store(c, [0, 0, 0], out)
+            return out
+
+    after = flatten(Before)
+    store = after.functions[0].body[-2].value
+    assert store.op == "tile.store" and len(store.args) == 3
+    assert [e.value for e in store.args[1].elements] == [0, 0, 0]
+
+
+@pytest.mark.parametrize(
+    "tile, offsets, tensor",
+    [
+        ("[16, 64]", "[0]", "[16, 64]"),
+        ("[2, 8, 64]", "[0, 0, 0]", "[16, 64]"),
+        ("[1, 16, 64]", "[1, 0, 0]", "[16, 64]"),
+    ],
+)
+def test_any_other_rank_mismatch_of_a_store_is_an_error_naming_its_shapes_and_the_fix(tile, offsets, tensor):
+    text = f"""
+import pypto_egg.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, x: pl.Tensor[{tile}, pl.FP32], out: pl.Out[pl.Tensor[{tensor}, pl.FP32]]) -> pl.Tensor[{tensor}, pl.FP32]:
+        t = pl.load(x, {"[0, 0]" if tile == "[16, 64]" else "[0, 0, 0]"}, {tile})
+        out = pl.store(t, {offsets}, out)
+        return out
+"""
+    with pytest.raises(UserError) as info:
+        pl.parse(text)
+    message = str(info.value)
+    assert f"offsets {offsets} for the tile {tile} and the rank-2 tensor {tensor}" in message
+    assert "one offset per axis of the tensor" in message and "extent 1 at offset 0" in message
 
 
 def test_b056_aligned_window_pads_leading_ones():

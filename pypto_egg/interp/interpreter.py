@@ -223,6 +223,13 @@ class _Machine:
         data = self.value(c.args[0])
         dst = self.value(c.args[2])
         offs = self.ints(c.args[1])
+        if (
+            len(offs) > dst.ndim and len(c.args) <= 3
+        ):  # one offset per tile axis: the extra ones address unit axes
+            extra, offs = offs[: len(offs) - dst.ndim], offs[len(offs) - dst.ndim :]
+            if any(extra):
+                raise BoundsError(f"tile.store offsets {list(extra)} address axes of extent 1 that tensor "
+                                  f"{list(dst.shape)} lacks")  # fmt: skip
         valid = self.valid_of(tile_t)
         region = data[tuple(slice(0, v) for v in valid)]
         if len(c.args) > 3:

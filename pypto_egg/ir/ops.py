@@ -161,12 +161,29 @@ def _store(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
         raise TypeDeductionError(f"{op}: operand 'output_tensor' must be a tensor, got {_type_name(dst)}")
     offsets = tuple_elems(op, args[1], "offsets")
     if len(offsets) != dst.rank:
-        raise TypeDeductionError(
-            f"{op}: {len(offsets)} offsets {fmt_shape(offsets)} for a rank-{dst.rank} tensor {fmt_shape(dst.shape)}"
-        )
+        _extra_offsets(op, offsets, _tile(op, args, 0, "tile"), dst)
     if len(args) > 3:
         tuple_elems(op, args[3], "shapes")
     return dst
+
+
+def _extra_offsets(op: str, offsets: Sequence[Expr], tile: TileType, dst: TensorType) -> None:
+    """A store may give more offsets than its tensor has axes: one per axis of a tile with more axes than the
+    tensor (B-055, as the reference keeps them), each extra leading one 0 on an axis of extent 1 the tensor
+    lacks. Any other count is an error naming the shapes and the fix."""
+    extra = len(offsets) - dst.rank
+    lead = tile.shape[: max(0, tile.rank - dst.rank)]
+    if (
+        extra > 0
+        and all(static_int(o) == 0 for o in offsets[:extra])
+        and all(static_int(d) == 1 for d in lead)
+    ):
+        return
+    raise TypeDeductionError(
+        f"{op}: {len(offsets)} offsets {fmt_shape(offsets)} for the tile {fmt_shape(tile.shape)} and the rank-"
+        f"{dst.rank} tensor {fmt_shape(dst.shape)}: give one offset per axis of the tensor (a tile with more axes "
+        f"than its tensor may have one per tile axis, each extra leading axis of extent 1 at offset 0)"
+    )
 
 
 def _create(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
