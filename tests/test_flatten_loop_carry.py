@@ -11,6 +11,7 @@ import pypto_egg.language as pl
 from pypto_egg import interp, ir
 from pypto_egg.backend import ASCEND_910B, Backend
 from pypto_egg.ir import python_print
+from pypto_egg.ir.walk import blocks
 
 from corpus import wrap
 from helpers import flatten
@@ -332,3 +333,42 @@ def test_a_reshape_no_box_can_describe_is_an_error_that_says_why(shape, valid, n
     with pytest.raises(TypeDeductionError, match=why):
         reshape_valid("tile.reshape", [ConstInt(d) for d in valid], [ConstInt(d) for d in shape],
                       [ConstInt(d) for d in new], row_major)  # fmt: skip
+
+
+ACC_NZ = (ir.TileLayout.col_major, ir.TileLayout.row_major, 1024)
+# where the repaired carry goes after its loop, and the variable whose type gains an explicit view
+LAYOUT_KEPT = {
+    "a reshape": ("flat = pl.tile.reshape(r, [64, 256])\nout = pl.store(flat, [0, 0], out)", "flat", "[64, 256]"),
+    "a reshape to other rows": (
+        "flat = pl.tile.reshape(r, [1, 64, 256])\nout = pl.store(flat, [0, 0, 0], out)", "flat", "[1, 64, 256]"),
+    "a reinterpreted view": (
+        "flat = pl.tile.reinterpret_view(r, pl.FP32)\nout = pl.store(flat, [0, 0], out)", "flat", "[64, 256]"),
+}  # fmt: skip
+
+
+@pytest.mark.unvalidated  # the rows past v are what no mad wrote: the rows both programs define are compared below
+@pytest.mark.parametrize("where", sorted(LAYOUT_KEPT))
+def test_a_type_that_gains_an_explicit_view_keeps_its_memory_spaces_layout(where):
+    """§Q: the repaired carry's narrowed rows follow it into the reshape or reinterpretation after the loop, in an
+    explicit view on an Acc tile: the layout is the Acc's NZ (col_major, row_major, 1024), never Vec's defaults
+    (row_major, none_box, 512)."""
+    from pypto_egg.ir.tiles import tile_layouts
+
+    tail, name, out_shape = LAYOUT_KEPT[where]
+    dtype = "pl.FP32" if "reinterpret" in tail else "pl.INT32"
+    params = ND_PARAMS.replace(
+        "pl.Out[pl.Tensor[[1, 64, 256], pl.INT32]]", f"pl.Out[pl.Tensor[{out_shape}, {dtype}]]"
+    )
+    before = pl.parse(wrap(ND_SEED.replace("out = pl.store(r, [0, 0, 0], out)", tail), params,
+                           f"pl.Tensor[{out_shape}, {dtype}]"))  # fmt: skip
+    after = flatten(before, meaning=False)
+    typed = next(s.var.type for body in blocks(after.functions[0].body) for s in body
+                 if isinstance(s, ir.AssignStmt) and s.var.name == name)  # fmt: skip
+    assert (
+        typed.memory is ir.MemorySpace.Acc and typed.view is not None and typed.view.valid_shape is not None
+    )
+    assert tile_layouts(typed) == ACC_NZ, python_print(typed)
+    for v in (37, 64):
+        inputs = interp.random_inputs(before.function("main"), v, scalars={"v": v})
+        want, got = (interp.run(p, "main", inputs)["out"].reshape(64, 256) for p in (before, after))
+        np.testing.assert_array_equal(got[:v], want[:v])
