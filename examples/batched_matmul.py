@@ -27,9 +27,9 @@ class BatchedMatmul:
         s = pl.tile.batch_matmul(tq, kt)
         scores = pl.store(s, [0, 0, 0], scores)
         tw = pl.load(w, [0, 0, 0], [1, 32, 64])
-        acc0 = pl.tile.create([2, 16, 64], dtype=pl.FP32, target_memory=pl.Mem.Acc)
-        for step, (acc,) in pl.range(3, init_values=(acc0,)):
-            nxt = pl.tile.batch_matmul_acc(acc, tq, tw, step == 0)
+        acc0 = pl.tile.batch_matmul(tq, tw)
+        for step, (acc,) in pl.range(2, init_values=(acc0,)):
+            nxt = pl.tile.batch_matmul_acc(acc, tq, tw)
             total = pl.yield_(nxt)
         out = pl.store(total, [0, 0, 0], out)
         return out

@@ -18,6 +18,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from .check.cli import add_parser as check_parser
 from .check.verdicts import counts
 from .collector import collector_paused
 from .egraph import FlattenEGraph
+from .egraph.engine import check_rule_files
 from .egraph.viz import to_svg
 from .errors import InternalError, PyptoEggError, UnmatchedRuleWarning, UserError
 from .explain import explain_program, format_explanation
@@ -157,6 +159,10 @@ def _run_all(files: list[Path], options: FlattenOptions, jobs: int) -> Iterator[
 
 
 def cmd_flatten(args: argparse.Namespace) -> int:
+    if args.jobs < 1:
+        raise UserError(f"-j {args.jobs}: at least one worker")
+    if args.seeds < 1:
+        raise UserError(f"--seeds {args.seeds}: at least one set of inputs")
     inputs = input_files(args.paths)
     if not inputs:
         raise UserError(f"{' '.join(args.paths)}: no .py files")
@@ -204,37 +210,69 @@ def cmd_flatten(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- explain / viz
 
 
+def programs_named(path: str, name: str | None) -> list[Program]:
+    """The program `name` names, else every program of the file (as `flatten` takes them)."""
+    return [pick_program(path, name)] if name is not None else read_programs(path)
+
+
 def cmd_explain(args: argparse.Namespace) -> int:
-    program = pick_program(args.file, args.program)
-    names = [pick_function(program, args.function)] if args.function else None
-    explanation = explain_program(
-        program, names, backend=args.backend, extra_rules=args.rules or (), strategy=args.strategy
-    )
+    explanations = []
+    for program in programs_named(args.file, args.program):
+        if args.function and not any(f.name == args.function for f in program.functions):
+            continue
+        names = [args.function] if args.function else None
+        explanations.append(explain_program(
+            program, names, backend=args.backend, extra_rules=args.rules or (), strategy=args.strategy
+        ))  # fmt: skip
+    if args.function and not explanations:
+        raise UserError(f"{args.file}: no program has a function {args.function!r}")
     if args.stmt is not None:
-        explanation = explanation.only_line(args.stmt)
+        lines = sorted({s.line for e in explanations for s in e.statements if s.line is not None})
+        explanations = [e.only_line(args.stmt) for e in explanations]
+        if not any(e.statements for e in explanations):
+            raise UserError(
+                f"{args.file}:{args.stmt}: no tile statement on line {args.stmt}; the tile statements are on lines "
+                f"{', '.join(map(str, lines)) or '(none)'}"
+            )
+        explanations = [e for e in explanations if e.statements]
     if args.json:
-        sys.stdout.write(json.dumps(explanation.as_dict(), indent=2) + "\n")
+        data = [e.as_dict() for e in explanations]
+        sys.stdout.write(json.dumps(data[0] if len(data) == 1 else data, indent=2) + "\n")
     else:
-        sys.stdout.write(format_explanation(explanation, terms=args.terms))
+        sys.stdout.write("\n".join(format_explanation(e, terms=args.terms) for e in explanations))
     return 0
 
 
 def cmd_viz(args: argparse.Namespace) -> int:
-    program = pick_program(args.file, args.program)
-    fn = pick_function(program, args.function)
-    eg = FlattenEGraph(
-        program, fn, backend=args.backend, extra_rules=args.rules or (), strategy=args.strategy
-    )
-    eg.saturate()
+    """One picture of each program of the file (of the one `--program` names): `-o` names the first, the others
+    take the program's name before the suffix."""
+    programs = programs_named(args.file, args.program)
     fmt = args.format
-    out = Path(args.output or f"egraph.{fmt}")
-    if fmt == "html":
-        eg.write_html(out, max_nodes=args.max_nodes)
-    elif fmt == "dot":
-        out.write_text(eg.to_dot())
-    else:
-        out.write_text(to_svg(eg))
-    print(f"wrote {out}")
+    first = Path(args.output or f"egraph.{fmt}")
+    for i, program in enumerate(programs):
+        if (
+            args.function
+            and not any(f.name == args.function for f in program.functions)
+            and len(programs) > 1
+        ):
+            continue
+        fn = pick_function(program, args.function)
+        eg = FlattenEGraph(
+            program, fn, backend=args.backend, extra_rules=args.rules or (), strategy=args.strategy
+        )
+        eg.saturate()
+        out = (
+            first
+            if i == 0 or len(programs) == 1
+            else first.with_name(f"{first.stem}.{program.name}{first.suffix}")
+        )
+        if fmt == "html":
+            eg.write_html(out, max_nodes=args.max_nodes)
+        elif fmt == "dot":
+            out.write_text(eg.to_dot())
+        else:
+            out.write_text(to_svg(eg))
+        print(f"wrote {out}")
     return 0
 
 
@@ -276,8 +314,17 @@ def _compile_checked(pto: Any, program: Any, kwargs: dict[str, object]) -> int:
     return 1 if tally["wrong"] else 0
 
 
+def _version() -> str:
+    try:
+        return f"{metadata.version('pypto-egg')} (egglog {metadata.version('egglog')})"
+    except metadata.PackageNotFoundError:
+        return "(not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pypto-egg", description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"pypto-egg {_version()}",
+                        help="print pypto-egg's version (and egglog's) and exit")  # fmt: skip
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p: argparse.ArgumentParser, default_backend: str | None = DEFAULT_BACKEND) -> None:
@@ -290,7 +337,10 @@ def build_parser() -> argparse.ArgumentParser:
         )
         p.add_argument("--backend", choices=[*BACKENDS, "none"], default=default_backend, help=backend_help)
         p.add_argument(
-            "--rules", nargs="*", metavar="EGG", help="extra .egg rule files loaded after the shipped ones"
+            "--rules",
+            action="append",
+            metavar="EGG",
+            help="an extra .egg rule file, loaded after the shipped ones (repeat for more files)",
         )
         p.add_argument("--debug", action="store_true", help="show tracebacks")
         p.add_argument("--strategy", choices=["reference", "optimal"], default="reference",
@@ -335,7 +385,8 @@ def build_parser() -> argparse.ArgumentParser:
     common(p)
     p.add_argument("--function", help="which function (default: the first InCore one)")
     p.add_argument("-o", "--output", help="output file (default: egraph.<format>)")
-    p.add_argument("--format", choices=["html", "dot", "svg"], default="html")
+    p.add_argument("--format", choices=["html", "dot", "svg"], default="html",
+                   help="html: the decision page (default); dot: Graphviz's text; svg: the graph drawn")  # fmt: skip
     p.add_argument(
         "--max-nodes", type=int, default=900, help="cap on e-nodes of the whole-graph view (default 900)"
     )
@@ -347,16 +398,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _compile_parser(sub: Any, common: Callable[..., None]) -> None:
-    """`pypto-egg compile`: PyPTO's own pipeline, reading the file with PyPTO's parser."""
+    """`pypto-egg compile`: PyPTO's own pipeline on a file read as `flatten` reads it."""
     p = sub.add_parser(
         "compile",
         help="PyPTO's whole pipeline with pypto-egg's FlattenTileNdTo2D; writes what ir.compile(skip_ptoas=True) "
         "writes",
         description="Runs PyPTO's default pipeline and code generator on a program, with pypto-egg's "
         "FlattenTileNdTo2D in place of the C++ pass, and writes the kernels and orchestration code that "
-        "ir.compile(skip_ptoas=True) writes. Unlike `flatten`, `compile` reads FILE with PyPTO's parser, "
-        "which executes it as Python: run it only on files you trust. Needs PyPTO (built from "
-        "hw-native-sys/pypto; not the `pypto` on PyPI).",
+        "ir.compile(skip_ptoas=True) writes. FILE is read as `flatten` reads it, in either dialect, and PyPTO "
+        "reads pypto-egg's printing of it, so the code's locations name FILE's lines; only a PyPTO-dialect file "
+        "pypto-egg's reader cannot read is run with PyPTO, as PyPTO's own tools run it (run it only on files you "
+        "trust). Needs PyPTO (built from hw-native-sys/pypto; not the `pypto` on PyPI).",
     )
     p.add_argument("file", help="a Python file defining @pl.program classes (PyPTO's or pypto-egg's dialect)")
     common(p, default_backend=None)
@@ -392,6 +444,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     try:
+        check_rule_files(
+            getattr(args, "rules", None) or ()
+        )  # (once, against the rule file, before any input)
         return int(args.run(args))
     except InternalError as e:
         if args.debug:

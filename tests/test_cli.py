@@ -191,9 +191,10 @@ def test_explain_names_a_rule_and_a_number_for_every_statement():
     for example in sorted((ROOT / "examples").glob("*.py")):
         r = cli("explain", str(example), "--json")
         assert r.returncode == 0, (example, r.stderr)
-        data = json.loads(r.stdout)
-        assert data["statements"], example
-        for s in data["statements"]:
+        data = json.loads(r.stdout)  # (one object a program: a list of them for a file of several)
+        statements = [s for d in (data if isinstance(data, list) else [data]) for s in d["statements"]]
+        assert statements, example
+        for s in statements:
             assert s["rules"] and s["rules"][0]["file"].startswith("rules/") and s["rules"][0]["line"] > 0, s
             assert any(ch.isdigit() for ch in s["plan"] + " ".join(s["facts"])), s
 
@@ -255,3 +256,90 @@ def test_the_shell_commands_default_to_the_backend_ir_compile_uses(command, tmp_
     elif command == "flatten":
         assert none.stdout.count("pl.tile.load(") == 2  # both operands whole, each page a slice of them
         assert default.stdout.count("pl.tile.load(") > 2  # re-loaded per batch under the Mat budget
+
+
+# ---------------------------------------------------------------- the command line without rough edges (issue 67)
+
+
+def test_version_names_pyptoegg_and_egglog():
+    r = cli("--version")
+    assert r.returncode == 0 and re.fullmatch(r"pypto-egg \S+ \(egglog 13\.2\.0\)\n", r.stdout), r.stdout
+
+
+def test_every_option_of_every_command_has_help():
+    import argparse
+
+    from pypto_egg.cli import build_parser
+
+    missing = []
+    stack: list[tuple[str, argparse.ArgumentParser]] = [("pypto-egg", build_parser())]
+    while stack:
+        name, parser = stack.pop()
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                stack += [(f"{name} {sub}", p) for sub, p in action.choices.items()]
+            elif not action.help:
+                missing.append(f"{name} {action.option_strings or action.dest}")
+    assert not missing, missing
+
+
+def test_rules_takes_one_file_per_use_and_the_path_after_it_is_the_program(tmp_path):
+    one, two = tmp_path / "one.egg", tmp_path / "two.egg"
+    one.write_text(";; nothing\n(relation UnusedOne (i64))\n")
+    two.write_text(";; nothing\n(relation UnusedTwo (i64))\n")
+    r = cli("flatten", "--rules", str(one), "--rules", str(two), str(SEED), "--program", "Before")
+    assert r.returncode == 0, r.stderr
+    assert "pl.tile.store(y_tile, [0, 0, 0], out_0, [2, 3, 4])" in r.stdout
+
+
+def test_a_rule_file_error_points_at_the_form_and_is_reported_once_against_the_rule_file(tmp_path):
+    rules = tmp_path / "mine.egg"
+    rules.write_text(';; unclosed\n(rule ((GenericReq s "tile.muls" o sh))\n      ((Chose s (Forward x)))\n\n'
+                     "(relation Other (i64))\n")  # fmt: skip
+    r = cli("flatten", str(SEED), str(SEED), "--rules", str(rules))
+    assert r.returncode == 2
+    assert r.stderr.count("error:") == 1, r.stderr
+    assert f"error: {rules}:2:1: this form is never closed" in r.stderr
+    assert "seed_example.py" not in r.stderr
+    rules.write_text(';; unbound\n(rule ((GenericReq s "tile.muls" o sh))\n      ((Chose s (Forward x))))\n')
+    r = cli("explain", str(SEED), "--rules", str(rules))
+    assert r.returncode == 2 and r.stderr.count("error:") == 1 and f"error: {rules}:3:" in r.stderr, r.stderr
+
+
+def test_a_stmt_that_names_no_tile_statement_is_an_error_listing_the_statement_lines():
+    r = cli("explain", str(SEED), "--stmt", "99")
+    assert r.returncode == 2
+    assert "no tile statement on line 99; the tile statements are on lines 14, 15, 16, 28, 29, 30" in r.stderr
+
+
+def test_an_unknown_op_gets_the_nearest_known_names(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text(SEED.read_text().replace("pl.tile.add(x_tile, x_tile)", "pl.tile.expp(x_tile)", 1))
+    r = cli("flatten", str(bad))
+    assert r.returncode == 2
+    assert "unknown op 'pl.tile.expp'; did you mean pl.tile.exp" in r.stderr and f"{bad}:15:" in r.stderr
+
+
+@pytest.mark.parametrize("command", ["flatten", "check"])
+def test_fewer_than_one_worker_is_refused(command, tmp_path):
+    extra = ["--output", str(SEED)] if command == "check" else []
+    r = cli(command, str(SEED), "-j", "0", *extra)
+    assert r.returncode == 2 and "-j 0: at least one worker" in r.stderr
+
+
+def test_explain_and_viz_take_every_program_of_a_file_as_flatten_does(tmp_path):
+    r = cli("explain", str(SEED))
+    assert r.returncode == 0, r.stderr
+    assert "program Before" in r.stdout and "program After" in r.stdout
+    r = cli("viz", str(SEED), "--format", "dot", "-o", str(tmp_path / "g.dot"))
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "g.dot").is_file() and (tmp_path / "g.After.dot").is_file()
+
+
+def test_the_run_report_says_distinct_rules_and_firings_apart():
+    r = cli("flatten", str(SEED), "--program", "Before", "--report")
+    m = re.search(r"rules fired: (\d+) distinct rule\(s\), (\d+) firing\(s\) in all", r.stderr)
+    assert m, r.stderr
+    firings = [int(line.split()[0]) for line in r.stderr.split("firings  rule", 1)[1].splitlines()[1:]
+               if line.strip() and line.strip().split()[0].isdigit()]  # fmt: skip
+    assert len(firings) == int(m.group(1)) and sum(firings) == int(m.group(2))

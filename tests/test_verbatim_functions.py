@@ -54,11 +54,11 @@ UNREADABLE = {
             b: pl.Tensor[[2, 3, 4], pl.FP32] = pl.yield_(x)
         return x
 """,
-    "three offsets into a rank-2 tensor, nothing to flatten": """
+    "three offsets into a rank-2 tensor, the extra one not 0, nothing to flatten": """
     @pl.function(type=pl.FunctionType.InCore)
     def flat_incore(self, x: pl.Tensor[[8, 16], pl.FP32], out: pl.Out[pl.Tensor[[8, 16], pl.FP32]]) -> pl.Tensor[[8, 16], pl.FP32]:
         t: pl.Tile[[8, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [8, 16])
-        out_1: pl.Tensor[[8, 16], pl.FP32] = pl.tile.store(t, [0, 0, 0], out)
+        out_1: pl.Tensor[[8, 16], pl.FP32] = pl.tile.store(t, [1, 0, 0], out)
         return out_1
 """,
 }

@@ -503,6 +503,18 @@ def check_strategy(strategy: str) -> str:
     return strategy
 
 
+def check_rule_files(extra: Sequence[str | Path]) -> None:
+    """A user's rule files read and loaded once, after the shipped ones, into an e-graph of their own (made and
+    dropped here): a file that does not read, or that egglog refuses, is a RuleError naming the file and the form,
+    before any program runs with it."""
+    if not extra:
+        return
+    files = accelerated_rule_files(Acceleration())
+    for path in extra:
+        files += read_rule_files(Path(path))
+    load_rules(eb.EGraph(), files)
+
+
 def load_rules(egraph: eb.EGraph, rule_files: Sequence[RuleFile]) -> None:
     """The rule files, each shipped rule in a ruleset of its own; then the concerns' rulesets (combining their
     rules') and one combined ruleset per stage (for a user's rules, which run stage by stage)."""

@@ -88,9 +88,12 @@ class RunReport:
             names = ", ".join(r or "<default>" for r in rulesets)
             lines.append(f"  stage [{names}]: {iters} iteration(s)")
         fired = sorted(((n, r) for r, n in self.rules_fired.items() if n), key=lambda x: (-x[0], x[1]))
-        lines.append(f"  rules fired: {len(fired)}")
+        lines.append(
+            f"  rules fired: {len(fired)} distinct rule(s), {sum(n for n, _ in fired)} firing(s) in all"
+        )
+        lines.append(f"    {'firings':>7s}  rule")
         for n, r in fired:
-            lines.append(f"    {n:6d}  {r}")
+            lines.append(f"    {n:7d}  {r}")
         if self.ties:
             lines.append(f"  ties: {self.ties} statement(s) with picked plans of equal precedence")
         lines += [f"  warning: {w}" for w in self.warnings]

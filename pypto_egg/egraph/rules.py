@@ -80,6 +80,7 @@ def read_rule_files(entry: Path) -> list[RuleFile]:
             raise RuleError(f"rules file {path} does not exist{where}")
         text = path.read_text().partition(SELF_CHECKS)[0]
         if not is_shipped(path):
+            check_balanced(text, path)
             text = named_by_place(text, path.name)
         pos = 0
         for m in _INCLUDE.finditer(text):
@@ -259,6 +260,27 @@ def _top_level_forms(text: str) -> Iterator[tuple[int, int]]:
             depth -= 1
             if depth == 0:
                 yield start, m.end()
+
+
+def check_balanced(text: str, path: Path) -> None:
+    """A RuleError at the open parenthesis of the first form a file never closes (egglog would point at the end of
+    the file), or at a closing one that closes nothing."""
+    opened: list[int] = []
+    for m in _DELIMITERS.finditer(text):
+        c = m.group()
+        if c == "(":
+            opened.append(m.start())
+        elif c == ")":
+            if not opened:
+                raise RuleError(f"{_position(path, text, m.start())}: this ')' closes no form")
+            opened.pop()
+    if opened:
+        raise RuleError(f"{_position(path, text, opened[0])}: this form is never closed (a ')' is missing)")
+
+
+def _position(path: Path, text: str, at: int) -> str:
+    line = text.count("\n", 0, at) + 1
+    return f"{path}:{line}:{at - (text.rfind(chr(10), 0, at) + 1) + 1}"
 
 
 def _form_texts(text: str) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import difflib
 from collections.abc import Mapping
 from typing import Any, NoReturn
 
@@ -233,7 +234,7 @@ class ExprParser:
             op = f"tile.{op}"
         if op not in opreg.REGISTRY:
             shown = name if name.startswith("pld.") else f"pl.{name}"
-            self.ctx.error(node, f"unknown op '{shown}'")
+            self.ctx.error(node, f"unknown op '{shown}'{nearest_ops(name)}")
         return self.op_call(node, op, env, annotation)
 
     def const(self, node: ast.Call, env: dict[str, Var]) -> Expr:
@@ -538,6 +539,18 @@ class ExprParser:
         )
 
     # ------------------------------------------------------------ statements
+
+
+def nearest_ops(name: str) -> str:
+    """The known ops spelled most like `name`, as a hint to append to its error ("" when none is near)."""
+    known = [*opreg.REGISTRY, *OP_ALIASES]
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.75)
+    if (
+        not close and "." not in name
+    ):  # a bare name may be a tile op's short spelling (pl.expp for pl.tile.exp)
+        close = difflib.get_close_matches(f"tile.{name}", known, n=3, cutoff=0.75)
+    spelled = [c if c.startswith("pld.") else f"pl.{c}" for c in close]
+    return f"; did you mean {' or '.join(spelled)}?" if spelled else ""
 
 
 def merged_annotation(ann: Type, ded: Type) -> Type | None:
