@@ -130,6 +130,8 @@ def flatten_file(path: str, options: FlattenOptions) -> FileResult:
             if options.validate and flatten.validation is not None:
                 notes.append(f"{program.name}: {flatten.validation}")
                 too_large += [f"function '{f}': {why}" for f, why in flatten.validation.too_large.items()]
+                too_large += [f"function '{f}' was not validated: {why}"
+                              for f, why in flatten.validation.skipped.items()]  # fmt: skip
         error = f"{path}: --validate: " + "; ".join(too_large) if too_large else None
         return FileResult(path, "\n\n".join(texts), error, notes="\n".join(notes))
     except InternalError as e:

@@ -343,3 +343,26 @@ def test_the_run_report_says_distinct_rules_and_firings_apart():
     firings = [int(line.split()[0]) for line in r.stderr.split("firings  rule", 1)[1].splitlines()[1:]
                if line.strip() and line.strip().split()[0].isdigit()]  # fmt: skip
     assert len(firings) == int(m.group(1)) and sum(firings) == int(m.group(2))
+
+
+def test_validate_never_reports_success_on_a_function_it_could_not_run(tmp_path):
+    popped = tmp_path / "popped.py"
+    popped.write_text(SEED.read_text().replace(
+        "        x_tile: pl.Tile[[2, 3, 4], pl.FP32] = pl.load(x, [0, 0, 0], [2, 3, 4])",
+        "        p: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.tpop_from_aic(split=0)\n"
+        "        x_tile: pl.Tile[[2, 3, 4], pl.FP32] = pl.load(x, [0, 0, 0], [2, 3, 4])", 1))  # fmt: skip
+    r = cli("flatten", str(popped), "--program", "Before", "--validate")
+    assert r.returncode == 2
+    assert "function 'main_incore_0' was not validated: the interpreter cannot run the input" in r.stderr
+    assert "tile.tpop_from_aic" in r.stderr
+
+
+def test_a_load_past_its_tensor_is_refused_at_reading_with_pyptos_reason_and_remedy(tmp_path):
+    past = tmp_path / "past.py"
+    past.write_text(
+        SEED.read_text().replace("pl.load(x, [0, 0, 0], [2, 3, 4])", "pl.load(x, [0, 0, 0], [2, 3, 8])", 1)
+    )
+    r = cli("flatten", str(past), "--program", "Before", "--validate")
+    assert r.returncode == 2
+    assert re.search(r"past\.py:14:\d+: tile\.load reads past the end of dimension 2: offset 0 \+ extent 8 exceeds "
+                     r"the source extent 4\. Pass clamp=True", r.stderr), r.stderr  # fmt: skip

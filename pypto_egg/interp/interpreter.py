@@ -204,6 +204,8 @@ class _Machine:
         src = self.value(c.args[0])
         offs, shapes = self.ints(c.args[1]), self.ints(c.args[2])
         valid = self.ints(c.args[3]) if len(c.args) > 3 else shapes
+        if c.kwarg("clamp", False):  # the read narrowed to the source's edge
+            valid = tuple(max(0, min(v, n - o)) for v, o, n in zip(valid, offs, src.shape))
         ty = c.type
         assert isinstance(ty, TileType)
         if any(o < 0 or o + v > n for o, v, n in zip(offs, valid, src.shape)):

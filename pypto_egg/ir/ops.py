@@ -148,10 +148,46 @@ def _load(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
             blayout, slayout = TileLayout.row_major, TileLayout.none_box
     elif memory is not None and static_int(shapes[-1]) == 1:
         blayout = TileLayout.col_major
+    valid = _read_bounds(op, src, offsets, shapes, valid, bool(kw.get("clamp")))
     if src.view is not None and src.view.valid_shape:  # only what the source holds is read
         valid = window_valid(src.shape, src.view.valid_shape, offsets, shapes, valid)
     view = TileView(valid_shape=valid, blayout=blayout, slayout=slayout, fractal=fractal)
     return make_tile_type(shapes, src.dtype, memory, view)
+
+
+def _read_bounds(
+    op: str,
+    src: TensorType,
+    offsets: Sequence[Expr],
+    shapes: Sequence[Expr],
+    valid: Sequence[Expr],
+    clamp: bool,
+) -> tuple[Expr, ...]:
+    """What a load promises of each axis its constants decide, as PyPTO's reader and deduction refuse it: the window
+    starts inside its source, the valid region fits the window, and (unless it clamps) the extent read ends inside
+    the source. `clamp=True` narrows the valid region to the source's edge instead."""
+    out = list(valid)
+    for i, (o, w, v, n) in enumerate(zip(offsets, shapes, valid, src.shape)):
+        oi, wi, vi, ni = static_int(o), static_int(w), static_int(v), static_int(n)
+        if oi is not None and oi < 0:
+            raise TypeDeductionError(f"{op} offset {i} is provably negative ({oi}); a window must start inside its "
+                                     f"source")  # fmt: skip
+        if vi is not None and wi is not None and vi > wi:
+            raise TypeDeductionError(
+                f"{op} valid_shape {i} is {vi}, which exceeds the window extent {wi}; a valid region cannot be "
+                f"larger than the shape that holds it"
+            )
+        if oi is None or vi is None or ni is None or oi + vi <= ni:
+            continue
+        if clamp:
+            out[i] = ConstInt(max(ni - oi, 0))
+            continue
+        raise TypeDeductionError(
+            f"{op} reads past the end of dimension {i}: offset {oi} + extent {vi} exceeds the source extent {ni}. "
+            f"Pass clamp=True -- pl.load(x, offsets, shapes, clamp=True) -- to narrow the read to the source edge "
+            f"instead"
+        )
+    return tuple(out)
 
 
 def _store(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:

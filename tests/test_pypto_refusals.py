@@ -1,0 +1,66 @@
+"""The type-deduction differential, extended to refusals: a static statement PyPTO's reader and deduction refuse is
+refused by pypto-egg's, for PyPTO's reason and with its remedy; and the same statement made legal (a clamped read)
+is read by both."""
+
+from __future__ import annotations
+
+import pytest
+
+import pypto_egg.language as pl
+from pypto_egg.errors import UserError
+from pypto_egg.pypto import load_pypto
+
+from pypto_ref import requires_pypto
+
+pytestmark = requires_pypto
+
+PROGRAM = """
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, x: pl.Tensor[[2, 8, 16], pl.FP32], out: pl.Out[pl.Tensor[[2, 8, 32], pl.FP32]]) -> pl.Tensor[[2, 8, 32], pl.FP32]:
+        t: pl.Tile[[2, 8, 32], pl.FP32, pl.Mem.Vec] = {load}
+        out = pl.store(t, [0, 0, 0], out)
+        return out
+"""
+
+REFUSED = {
+    "a window past its tensor": (
+        "pl.load(x, [0, 0, 0], [2, 8, 32])",
+        "reads past the end of dimension 2: offset 0 + extent 32 exceeds the source extent 16. Pass clamp=True",
+    ),
+    "a window past its tensor by its offset": (
+        "pl.load(x, [1, 0, 0], [2, 8, 32], valid_shape=[2, 8, 16])",
+        "reads past the end of dimension 0: offset 1 + extent 2 exceeds the source extent 2",
+    ),
+    "a negative offset": (
+        "pl.load(x, [0, -1, 0], [2, 8, 32], valid_shape=[2, 8, 16])",
+        "offset 1 is provably negative",
+    ),
+    "a valid region larger than its window": (
+        "pl.load(x, [0, 0, 0], [2, 8, 32], valid_shape=[2, 9, 16])",
+        "valid_shape 1 is 9, which exceeds the window extent 8",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_a_statement_pypto_refuses_is_refused_here_for_its_reason(case):
+    load, reason = REFUSED[case]
+    text = PROGRAM.format(load=load)
+    with pytest.raises(Exception) as theirs:
+        load_pypto().language.parse(text)
+    assert reason in str(theirs.value), str(theirs.value)
+    with pytest.raises(UserError) as ours:
+        pl.parse(text)
+    assert reason in str(ours.value), str(ours.value)
+
+
+def test_a_clamped_read_is_read_by_both_with_the_valid_region_at_the_source_edge():
+    text = PROGRAM.format(load="pl.load(x, [0, 0, 0], [2, 8, 32], clamp=True)")
+    printed = load_pypto().ir.python_print(load_pypto().language.parse(text))
+    assert "valid_shape=[2, 8, 16]" in printed
+    ours = pl.parse(text).functions[0].body[0].var.type
+    assert [d.value for d in ours.valid_shape] == [2, 8, 16]
