@@ -72,6 +72,7 @@ from ..ir.types import (
 from ..language.context import CAST_CODES, OP_ALIASES
 from ..language.expressions import merged_annotation
 from .loader import PyPTO
+from .op_names import dsl_name
 
 
 class Unconvertible(DSLError):
@@ -308,7 +309,7 @@ class FunctionReader:
             name = c.op.name
             ty = declared if declared is not None else self.type(c.type)
             return Call(name, args, ty, tuple(kwargs.items()), attrs, span, is_function=True)
-        op = OP_ALIASES.get(c.op.name, c.op.name)
+        op = OP_ALIASES.get(c.op.name) or dsl_name(c.op.name)
         if op == "pld.tile.remote_load" and kwargs.pop("allow_physical_tail_padding", False):
             op = "pld.tile._remote_load_with_physical_tail_padding"  # as PyPTO's printer spells it
         if op not in opreg.REGISTRY:

@@ -59,6 +59,7 @@ from ..ir.types import (
 )
 from .loader import PyPTO
 from .objects_in import BINARY_OPS, LOOP_KINDS, Origins, pypto_dtypes
+from .op_names import ir_name
 
 # PyPTO's class of each of pypto-egg's operators, and of each loop kind: objects_in's maps, inverted
 _BINARY = {ours: theirs for theirs, ours in BINARY_OPS.items()}
@@ -211,7 +212,7 @@ class FunctionBuilder:
             name = (
                 "pld.tile.remote_load" if c.op == "pld.tile._remote_load_with_physical_tail_padding" else c.op
             )
-            op = ir.get_op(name)
+            op = ir.get_op(ir_name(name))
         args = []
         for a in c.args:
             if type(a) is EnumLit:  # a memory space operand, stored as its code
