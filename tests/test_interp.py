@@ -7,6 +7,7 @@ import pytest
 
 import pypto_egg.language as pl
 from pypto_egg import interp
+from pypto_egg.errors import DSLError
 
 from corpus import PROGRAMS, wrap
 
@@ -157,9 +158,18 @@ def test_inputs_are_not_written_and_errors_are_clear():
     assert not out.any()
     with pytest.raises(interp.InterpError, match="missing input 'out'"):
         interp.run(program, "main", {"x": X})
-    bad = pl.parse(wrap("t = pl.load(x, [1, 0, 0], [2, 3, 4])\nreturn out"))
+    with pytest.raises(
+        DSLError, match="reads past the end of dimension 0"
+    ):  # a constant offset: refused on reading
+        pl.parse(wrap("t = pl.load(x, [1, 0, 0], [2, 3, 4])\nreturn out"))
+    params = (
+        "x: pl.Tensor[[2, 3, 4], pl.FP32], k: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[2, 3, 4], pl.FP32]]"
+    )
+    bad = pl.parse(
+        wrap("t = pl.load(x, [k, 0, 0], [2, 3, 4])\nreturn out", params)
+    )  # a dynamic one: when run
     with pytest.raises(interp.InterpError, match="runs past tensor"):
-        interp.run(bad, "main", {"x": X, "out": out})
+        interp.run(bad, "main", {"x": X, "k": 1, "out": out})
 
 
 def test_output_differences_are_exact_for_integers_and_tight_for_floats():
