@@ -126,6 +126,9 @@ def test_malformed_rule_file_names_file_line_and_egglog_message(tmp_path):
 def test_syntax_error_in_rule_file(tmp_path):
     bad = tmp_path / "syntax.egg"
     bad.write_text("(rule ((Keep)) \n")
+    with pytest.raises(RuleError, match=r"syntax.egg:1:1: this form is never closed"):
+        FlattenEGraph(pl.parse(SEED), "main", extra_rules=[bad])
+    bad.write_text("(rule ((Keep)) ( ) ( ) ( ))\n")
     with pytest.raises(RuleError, match=r"syntax.egg:\d+:\d+: egglog rejected the rules"):
         FlattenEGraph(pl.parse(SEED), "main", extra_rules=[bad])
 

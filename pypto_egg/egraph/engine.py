@@ -176,8 +176,12 @@ class EGraphRun(PlanReader):
         self.report.times["encode"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         self.rule_files: list[RuleFile] = accelerated_rule_files(acceleration or Acceleration())
-        for extra in extra_rules:
-            self.rule_files += read_rule_files(Path(extra))
+        user_files = [rf for extra in extra_rules for rf in read_rule_files(Path(extra))]
+        if (
+            user_files and prune_rules
+        ):  # a rule pruning leaves out is still one egglog must accept (the plain run's)
+            _check_user_files(tuple(user_files))
+        self.rule_files += user_files
         self.report.rule_files = list(dict.fromkeys(str(rf.path) for rf in self.rule_files))
         # only the rules these facts could ever fire are loaded (the host asserts Route and Settled itself)
         filled = {rel for rel, rows in self.encoding.rows.items() if rows}
@@ -507,12 +511,16 @@ def check_rule_files(extra: Sequence[str | Path]) -> None:
     """A user's rule files read and loaded once, after the shipped ones, into an e-graph of their own (made and
     dropped here): a file that does not read, or that egglog refuses, is a RuleError naming the file and the form,
     before any program runs with it."""
-    if not extra:
-        return
-    files = accelerated_rule_files(Acceleration())
-    for path in extra:
-        files += read_rule_files(Path(path))
-    load_rules(eb.EGraph(), files)
+    user_files = [rf for path in extra for rf in read_rule_files(Path(path))]
+    if user_files:
+        _check_user_files(tuple(user_files))
+
+
+@functools.lru_cache(maxsize=16)
+def _check_user_files(user_files: tuple[RuleFile, ...]) -> None:
+    """Load every rule of these files after the shipped ones (the same texts are checked once a process; a
+    RuleError is not cached, so it is raised again)."""
+    load_rules(eb.EGraph(), [*accelerated_rule_files(Acceleration()), *user_files])
 
 
 def load_rules(egraph: eb.EGraph, rule_files: Sequence[RuleFile]) -> None:
