@@ -21,7 +21,8 @@ from pypto_egg.ir.tiles import retile
 from pypto_egg.ir.types import MemorySpace, TileType
 from pypto_egg.rules import schema
 
-from .lower import Lowerer, PageCalls, TermDecoder, int_tuple
+from .decode import TermDecoder
+from .lower import Lowerer, PageCalls, int_tuple
 from .term import Term, as_int
 
 if TYPE_CHECKING:

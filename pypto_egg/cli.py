@@ -329,8 +329,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print pypto-egg's version (and egglog's) and exit")  # fmt: skip
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def common(p: argparse.ArgumentParser, default_backend: str | None = DEFAULT_BACKEND) -> None:
-        p.add_argument("--program", help="which program of the file (default: the first; flatten: every one)")
+    def common(
+        p: argparse.ArgumentParser, default_backend: str | None = DEFAULT_BACKEND, every_program: bool = True
+    ) -> None:
+        p.add_argument("--program", help="which program of the file (default: "
+                       f"{'every one' if every_program else 'the first'})")  # fmt: skip
         backend_help = (
             f"the backend whose capacities the rules read (default: {default_backend}, the one ir.compile uses; "
             f"none: no capacity gate)"
@@ -382,7 +385,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(run=cmd_explain)
 
-    p = sub.add_parser("viz", help="write the e-graph of one function as an HTML page (or dot / svg)")
+    p = sub.add_parser(
+        "viz", help="write the e-graph of a function of each program as an HTML page (or dot / svg)"
+    )
     p.add_argument("file", help="a DSL file")
     common(p)
     p.add_argument("--function", help="which function (default: the first InCore one)")
@@ -413,7 +418,7 @@ def _compile_parser(sub: Any, common: Callable[..., None]) -> None:
         "trust). Needs PyPTO (built from hw-native-sys/pypto; not the `pypto` on PyPI).",
     )
     p.add_argument("file", help="a Python file defining @pl.program classes (PyPTO's or pypto-egg's dialect)")
-    common(p, default_backend=None)
+    common(p, default_backend=None, every_program=False)
     p.add_argument(
         "-o", "--output", metavar="OUTDIR", help="output directory (default: PyPTO's build_output/...)"
     )

@@ -65,14 +65,15 @@ class Page:
 
 
 @contextlib.contextmanager
-def open_page(page: Path, timeout_s: float = 90.0) -> Iterator[Page]:
+def open_page(page: Path, timeout_s: float = 90.0, fragment: str = "") -> Iterator[Page]:
+    """The page open in a fresh headless Chromium (1,400 x 1,000 pixels), at `fragment` (`#line=27`) if given."""
     import websocket  # from the test extras
 
     exe = chromium()
     assert exe is not None
     profile = tempfile.mkdtemp(prefix="pypto-egg-chromium-")
     proc = subprocess.Popen(
-        [exe, *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0", page.resolve().as_uri()],
+        [exe, *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0", page.resolve().as_uri() + fragment],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
     try:

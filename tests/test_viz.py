@@ -147,6 +147,83 @@ def test_decision_view_lists_statements_and_focuses_on_a_selection(tmp_path):
     assert (ROOT / "docs" / "images" / "decision-view.png").stat().st_size > 10_000
 
 
+@pytest.mark.skipif(
+    chromium() is None and not must_run_browser_tests(), reason="Debian's chromium is not installed"
+)
+def test_the_page_speaks_words_links_statements_and_fits_1400_pixels(tmp_path):
+    """Issue 67: nothing on the page is a raw term or an encoding; why a plan lost names the plan that won and the
+    rule that ordered them; `#line=N` opens that statement's decision; statements are named by their line
+    everywhere; the page names its program and shows the 2-D statements a statement became; the focused view fits
+    a 1,400-pixel window, its edge labels apart."""
+    program = pl.parse((ROOT / "examples" / "batched_matmul.py").read_text())
+    eg = FlattenEGraph(program, "main", backend="Ascend910B")
+    path = eg.write_html(tmp_path / "decisions.html")
+    bmm = next(
+        getattr(s.span, "line", None) for s, c in eg.encoding.statements if c.op == "tile.batch_matmul"
+    )
+    store = bmm + 1  # the store its pages write
+    raw = r"\((Retype|StorePartition|LoadFlat|BatchMatmul|StoreByPages|DCons|DC) "
+    with open_page(path, fragment=f"#line={store}") as page:
+        assert page.wait_for("document.querySelectorAll('#focus [data-node]').length")
+        assert page.eval("document.querySelector('#statements li.selected').dataset.stmt") == str(store)
+        assert (
+            page.eval("document.querySelector('header h2').textContent")
+            == "program BatchedMatmul: e-graph of main"
+        )
+        details = page.eval("document.getElementById('details').textContent")
+        assert f"written by the batched matmul on line {bmm}" in details  # the numbering the list shows
+        assert "also held: stored with the partition window [2, 16, 64]" in details
+        assert f"lost: the chosen plan (written by the batched matmul on line {bmm}) goes first: rule " \
+               "plan-class-store-by-pages (rules/choose.egg:" in details  # fmt: skip
+        # a link names a statement: following one opens its decision, and selecting one names it in the address
+        page.eval(f"location.hash = '#line={bmm}'")
+        assert page.wait_for(f"document.querySelector('#statements li.selected').dataset.stmt === '{bmm}'")
+        details = page.eval("document.getElementById('details').textContent")
+        assert "became:" in details and "pl.tile.matmul(lhs_slice_0, rhs_slice_0)" in details
+        text = page.eval("document.getElementById('focus').textContent").replace(" ", "")  # (lines wrap)
+        assert "kind=tile.batch_matmul" in text and f"store_stmt=line{store}" in text
+        assert "rhs_view=readthroughitstile.transpose_view" in text and "cast=no" in text
+        assert not re.search(r"(kind|lhs_view|rhs_view|cast)=\d", text)
+        page.eval(f"document.querySelector('#statements li[data-stmt=\"{bmm - 3}\"]').click()")
+        assert page.wait_for("location.hash") == f"#line={bmm - 3}"
+        every = page.eval(
+            "[...document.querySelectorAll('#statements li')].map(li => li.textContent).join(' ')"
+        )
+        for shown in (every, page.eval("document.getElementById('details').textContent"),
+                      page.eval("document.getElementById('focus').textContent")):  # fmt: skip
+            assert not re.search(raw, shown), shown
+        # the view fits the window, and no two edge labels meet
+        assert page.eval("window.innerWidth") == 1400
+        assert page.eval("document.querySelector('#focus svg').getBoundingClientRect().right") <= 1400
+        assert page.eval(
+            "document.getElementById('focus').scrollWidth <= document.getElementById('focus').clientWidth"
+        )
+        boxes = page.eval("[...document.querySelectorAll('#focus .edge-label tspan')].map(t => { "
+                          "const r = t.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })")  # fmt: skip
+        assert boxes
+        for i, a in enumerate(boxes):
+            for b in boxes[i + 1 :]:
+                assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1], (a, b)
+
+
+@pytest.mark.skipif(
+    chromium() is None and not must_run_browser_tests(), reason="Debian's chromium is not installed"
+)
+def test_a_user_rules_decision_reads_in_words_on_the_page(tmp_path):
+    """The plan a user's rule beat is shown in words, with why it lost, never as its term."""
+    src = one_op_kernel("pl.tile.muls(t, 1.0)")
+    eg = FlattenEGraph(pl.parse(src), "main", extra_rules=[ROOT / "examples" / "my_rules.egg"])
+    path = eg.write_html(tmp_path / "user.html")
+    line = next(getattr(s.span, "line", None) for s, c in eg.encoding.statements if c.op == "tile.muls")
+    with open_page(path, fragment=f"#line={line}") as page:
+        assert page.wait_for("document.querySelectorAll('#focus [data-node]').length")
+        details = page.eval("document.getElementById('details').textContent")
+    assert "plan: forwarded to `t`" in details
+    assert "also held: re-created on the flattened operands; its result is the 2-D [6, 4]" in details
+    assert "lost: the chosen plan (forwarded to `t`" in details and "plan-class-forward" in details
+    assert "(Retype" not in details and "DCons" not in details
+
+
 def test_the_python_api_speaks_the_dsl():
     """`plans()` maps each statement (line and text) to its plan in words, the term kept beside them;
     `explain(line)` is what `pypto-egg explain --stmt LINE` prints; `timeline()` is the run stage by stage."""

@@ -9,6 +9,7 @@ The rules decide; this module only reads a saturated e-graph back and says what 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -24,7 +25,7 @@ from .report import RunReport
 from .rule_index import IndexedRule, lists, parse_schedule, rule_index
 from .rules import RuleFile, schedule_text
 from .sexp import SExp
-from .words import dims_text, plan_words, term_fields, value_text, variable_names
+from .words import dims_text, field_text, plan_words, term_fields, variable_names
 
 _KINDS = {
     "LoadRow": "LoadReq", "StoreRow": "StoreReq", "AllocRow": "AllocReq", "AssembleRow": "AssembleReq",
@@ -111,6 +112,10 @@ class _Rule:
     # the variant of its request it requires: a generic op's name, a batched matmul's kind
     variants: frozenset[str]
     modes: frozenset[str]  # batched-matmul modes it decides
+    ranks: frozenset[str] = (
+        frozenset()
+    )  # plan constructors it gives a precedence (rules/choose.egg's PlanClass)
+    rank: int | None = None  # the precedence it gives, where the rule writes it out
 
 
 @functools.cache
@@ -135,6 +140,7 @@ def _rule_index(files: tuple[RuleFile, ...]) -> tuple[_Rule, ...]:
             if _decides_its_request(tree, carried) else frozenset(),
             frozenset(_variants(tree)),
             frozenset(_modes(tree)),
+            *_ranked(tree),
         ))  # fmt: skip
     return tuple(out)
 
@@ -218,6 +224,22 @@ def _modes(tree: SExp) -> Iterator[str]:
             yield from _literals([t[0]], "BmmMode", 2)
 
 
+def _ranked(tree: SExp) -> tuple[frozenset[str], int | None]:
+    """The plan constructors a rule gives a precedence, `(= p (Plan ...))` with `(set (PlanClass p) k)`, and `k`
+    where it is written out."""
+    sets = [
+        t
+        for t in lists(tree)
+        if len(t) == 3 and t[0] == "set" and isinstance(t[1], list) and t[1][:1] == ["PlanClass"]
+    ]
+    if not sets or not isinstance(tree, list) or len(tree) < 2:
+        return frozenset(), None
+    plans = frozenset(a[2][0] for a in lists(tree[1]) if len(a) == 3 and a[0] == "=" and isinstance(a[2], list)
+                      and a[2] and isinstance(a[2][0], str))  # fmt: skip
+    k = sets[0][2]
+    return plans, int(k) if isinstance(k, str) and k.lstrip("-").isdigit() else None
+
+
 def _short(path: Path | str) -> str:
     p = Path(path)
     return f"rules/{p.name}" if p.parent.name == "rules" else str(p)
@@ -287,6 +309,14 @@ class _Reader:
             found.append(rule.ref)
         return found
 
+    def ranked_by(self, plan: Term, k: int) -> RuleRef | None:
+        """The rule of rules/choose.egg that gave `plan` its precedence `k` in this run."""
+        code = str(plan.field("code")) if plan.op == "Fail" else None
+        found = [r for r in self.rules if plan.op in r.ranks and r.ref.name in self.fired
+                 and (code is None or not r.fails or code in r.fails) and r.rank in (k, None)]  # fmt: skip
+        found.sort(key=lambda r: r.rank is None)  # one that writes `k` out, before one that looks it up
+        return found[0].ref if found else None
+
     @functools.cache  # noqa: B019 - one reader per explained function
     def derived_by(self, relation: str) -> list[str]:
         """The rules of this run that write the relation and matched, each with where it first did."""
@@ -298,8 +328,8 @@ class _Reader:
                            f"iteration {at[1] + 1}")  # fmt: skip
         return out
 
-    def request(self, sid: int, names: Mapping[int, str]) -> dict[str, str]:
-        """The statement's request: its kind, then each field but the statement id as the DSL writes it."""
+    def request(self, sid: int, names: Mapping[int, str], statements: Mapping[int, str]) -> dict[str, str]:
+        """The statement's request: its kind, then each field but the statement id, in words."""
         kind, _ = self.kind.get(sid, (None, None))
         if kind is None or not self.rows(kind, sid):
             return {}
@@ -307,7 +337,7 @@ class _Reader:
         out = {"request": kind}
         for name, sort, value in zip(d.fields or (), d.sorts, self.rows(kind, sid)[0]):
             if name != "stmt":
-                out[name] = value_text(sort, self.term(value), names)
+                out[name] = field_text(kind, name, sort, self.term(value), names, statements)
         return out
 
     def idle_rules(self, sid: int, chosen: list[RuleRef]) -> list[str]:
@@ -442,6 +472,7 @@ def explain_function(eg: EGraphRun, fn_name: str) -> list[StatementExplanation]:
                 precedence[term] = classes[cls]
     chosen = eg.plan_terms()
     names = variable_names(eg.program.function(fn_name))
+    labels = statement_labels(eg)
     out = []
     for sid in eg.encoding.function_sids.get(fn_name, range(len(eg.encoding.statements))):
         stmt, call = eg.encoding.statements[sid]
@@ -450,14 +481,17 @@ def explain_function(eg: EGraphRun, fn_name: str) -> list[StatementExplanation]:
         options = sorted(candidates.get(sid, []), key=lambda c: (c[0], str(c[1])))
         cost = next((c for c, t in options if t == plan), INF)
         rules = [_placed(r, eg.report) for r in reader.rules_for(sid, plan)] if plan is not None else []
+        winner = _Held(
+            plan_words(plan, names, labels), precedence.get(plan) if plan is not None else None, cost, plan
+        )
         alternatives = [
             Alternative(
-                plan_words(t, names),
+                plan_words(t, names, labels),
                 str(t),
                 c,
                 [_placed(r, eg.report) for r in reader.rules_for(sid, t)],
-                _lost_because(precedence.get(t), precedence.get(plan) if plan is not None else None, c, cost),
-                term_fields(t, names),
+                _lost_because(reader, _Held(plan_words(t, names, labels), precedence.get(t), c, t), winner),
+                term_fields(t, names, labels),
             )
             for c, t in options
             if t != plan
@@ -465,22 +499,53 @@ def explain_function(eg: EGraphRun, fn_name: str) -> list[StatementExplanation]:
         span = stmt.span or call.span
         facts = reader.facts(sid, stmt)
         out.append(StatementExplanation(
-            fn_name, sid, getattr(span, "line", None), head + print_expr(call), plan_words(plan, names),
+            fn_name, sid, getattr(span, "line", None), head + print_expr(call), plan_words(plan, names, labels),
             str(plan) if plan is not None else "-", cost, rules, [text for _, text in facts], alternatives,
             reader.idle_rules(sid, [*rules, *(r for a in alternatives for r in a.rules)]),
-            reader.request(sid, names), term_fields(plan, names) if plan is not None else {},
+            reader.request(sid, names, labels), term_fields(plan, names, labels) if plan is not None else {},
             [reader.derived_by(relation) for relation, _ in facts],
         ))  # fmt: skip
     return out
 
 
-def _lost_because(mine: int | None, chosen: int | None, c: float, cost: float) -> str:
-    if chosen is not None and (mine is None or mine > chosen):
-        theirs = "no class" if mine is None else f"class {mine}"
-        return f"the rules order it after the chosen plan ({theirs}, the chosen class {chosen}; rules/choose.egg)"
-    if c > cost:
-        return f"higher cost ({c:g} > {cost:g})"
-    return "equal cost; the printed plan breaks the tie"
+def statement_labels(eg: EGraphRun) -> dict[int, str]:
+    """Each statement of the run by the name the user sees for it everywhere: its source line."""
+    out = {}
+    for sid, (stmt, call) in enumerate(eg.encoding.statements):
+        line = getattr(stmt.span or call.span, "line", None)
+        if line is not None:
+            out[sid] = f"line {line}"
+    return out
+
+
+@dataclass(frozen=True)
+class _Held:
+    """A plan a statement holds, as the reason one lost reads it."""
+
+    words: str
+    rank: int | None  # its precedence (rules/choose.egg), None: it has none
+    cost: float
+    term: Term | None = None
+
+
+def _lost_because(reader: _Reader, mine: _Held, chosen: _Held) -> str:
+    """Why a plan lost, in words: which plan won, and the rule that ordered them or the costs that did."""
+    won = f"the chosen plan ({re.split(r'; |, | [(]', chosen.words, maxsplit=1)[0]})"
+    if chosen.rank is not None and (mine.rank is None or mine.rank > chosen.rank):
+        by = reader.ranked_by(chosen.term, chosen.rank) if chosen.term is not None else None
+        why = (
+            f"rule {by.name} ({by.file}:{by.line}) gives it precedence {chosen.rank}"
+            if by
+            else (f"rules/choose.egg gives it precedence {chosen.rank}")
+        )
+        if mine.rank is None:
+            return f"{won} goes first: {why}, and this plan has none, so it comes after every plan with one"
+        mine_by = reader.ranked_by(mine.term, mine.rank) if mine.term is not None else None
+        theirs = f" (rule {mine_by.name})" if mine_by else ""
+        return f"{won} goes first: {why}, ahead of this plan's {mine.rank}{theirs}; the lowest is lowered"
+    if mine.cost > chosen.cost:
+        return f"{won} costs less: {chosen.cost:g} against this plan's {mine.cost:g}"
+    return f"tied with {won} on precedence and cost ({mine.cost:g}); the first in printed order is lowered"
 
 
 def format_explanation(e: Explanation, terms: bool = False) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..extract.term import Term
 from ..ir.printer import print_expr
 from ..ir.stmt import AssignStmt
-from .decisions import Explanation, explain_function, format_explanation
+from .decisions import Explanation, explain_function, format_explanation, statement_labels
 from .engine import EGraphRun
 from .viz import serialized_json, to_dot, write_html
 from .words import plan_words, variable_names
@@ -80,6 +80,7 @@ class FlattenEGraph(EGraphRun):
     def plans(self) -> StatementPlans:
         """Each tile statement (function, line, text) and the plan that lowers it, in words."""
         terms = self.plan_terms()
+        labels = statement_labels(self)
         out = StatementPlans()
         for fn in self.functions:
             names = variable_names(fn)
@@ -88,7 +89,7 @@ class FlattenEGraph(EGraphRun):
                 head = f"{stmt.var.name} = " if isinstance(stmt, AssignStmt) else ""
                 span = stmt.span or call.span
                 key = Statement(fn.name, getattr(span, "line", None), head + print_expr(call))
-                out[key] = Plan(plan_words(terms.get(sid), names), terms.get(sid))
+                out[key] = Plan(plan_words(terms.get(sid), names, labels), terms.get(sid))
         return out
 
     def explanation(self) -> Explanation:

@@ -20,7 +20,10 @@ from typing import Any
 import egglog.bindings as eb
 
 from ..errors import UserError
+from ..extract.lower_matmul import MatmulLowerer
 from ..extract.term import Prim, Term
+from ..ir.node import replaced
+from ..ir.printer import statement_printer
 from ..rules import schema
 from .decisions import explain_function
 from .engine import EGraphRun
@@ -119,9 +122,12 @@ header {{ padding: 6px 16px; background: #f4f4f4; border-bottom: 1px solid #ccc;
 header h2 {{ margin: 4px 0; font-size: 18px; }}
 header pre {{ max-height: 12em; overflow: auto; font-size: 12px; }}
 main {{ display: flex; flex: 1; min-height: 0; }}
-#statements {{ width: 34%; overflow: auto; margin: 0; padding: 0 0 0 2.5em; border-right: 1px solid #ccc;
-  font-size: 13px; }}
+#statements {{ width: 30%; min-width: 300px; overflow: auto; margin: 0; padding: 0 0 0 1em;
+  list-style: none; border-right: 1px solid #ccc; font-size: 13px; }}
 #statements li {{ padding: 4px 6px; cursor: pointer; border-bottom: 1px solid #eee; }}
+#statements li a {{ color: inherit; text-decoration: none; }}
+#details pre.became {{ margin: 2px 0 4px 1em; font-size: 12px; background: #f6f8fb; padding: 4px;
+  white-space: pre-wrap; }}
 #statements li.selected {{ background: #dceaff; }}
 #statements code {{ font-size: 12px; }}
 #statements .plan {{ color: #555; font-size: 12px; }}
@@ -130,12 +136,13 @@ main {{ display: flex; flex: 1; min-height: 0; }}
 #details .rule {{ color: #0a4; }}
 #egraph-visualizer {{ flex: 1; min-height: 300px; display: none; }}
 #focus {{ flex: 1; min-height: 300px; overflow: auto; padding: 8px; }}
+#focus svg.focus {{ width: 100%; height: auto; }}
 body.whole #egraph-visualizer {{ display: block; }}
 body.whole #focus {{ display: none; }}
 </style></head>
 <body>
 <header>
-<h2>e-graph of <code>{function}</code></h2>
+<h2>program <code>{program}</code>: e-graph of <code>{function}</code></h2>
 <p id="summary">{summary}</p>
 <label><input type="checkbox" id="whole"> whole graph (<span id="cap">{cap_note}</span>)</label>
 <span id="filters">: <label><input type="checkbox" id="plans-only"> plans only</label>
@@ -191,12 +198,14 @@ const esc = (t) => String(t).replace(/[&<>]/g, (c) => ({{"&": "&amp;", "<": "&lt
 function show(i) {{
   document.querySelectorAll("#statements li").forEach((li, j) => li.classList.toggle("selected", i === j));
   const s = stmts[i];
-  let h = `<b>line ${{s.line ?? "?"}}</b>: <code>${{esc(s.source)}}</code><br>plan: ${{esc(s.plan)}}<br>`;
+  history.replaceState(null, "", "#" + s.anchor);
+  let h = `<b>${{esc(s.label)}}</b>: <code>${{esc(s.source)}}</code><br>plan: ${{esc(s.plan)}}<br>`;
+  h += `became:<pre class="became">${{esc(s.became.join("\\n") || "(nothing of its own)")}}</pre>`;
   const rules = [...s.rules, ...s.alternatives.flatMap(a => a.rules)];
   rules.forEach((r, k) => {{ h += `<a href="#" class="rule" data-rule="${{k}}">rule ${{esc(r.name)}} (${{esc(r.file)}}:${{r.line}})` +
     `${{r.behaviours.length ? " [" + esc(r.behaviours.join(", ")) + "]" : ""}}</a>, ${{esc(r.first ? "first matched in " + r.first : r.stage)}}<br>`; }});
   for (const f of s.facts) h += `fact: ${{esc(f)}}<br>`;
-  for (const a of s.alternatives) h += `also held: <code>${{esc(a.term)}}</code> (cost ${{a.cost}}): lost, ${{esc(a.lost_because)}}<br>`;
+  for (const a of s.alternatives) h += `also held: ${{esc(a.plan)}} (cost ${{a.cost}}): lost: ${{esc(a.lost_because)}}<br>`;
   document.getElementById("details").innerHTML = h + `<pre id="rule-text"></pre>`;
   document.querySelectorAll("#details a.rule").forEach(a => a.addEventListener("click", (ev) => {{
     ev.preventDefault();
@@ -211,10 +220,15 @@ stmts.forEach((s, i) => {{
   const li = document.createElement("li");
   li.dataset.statement = s.statement;
   li.dataset.stmt = s.line ?? "";
-  li.innerHTML = `<code>${{esc(s.source)}}</code><br><span class="plan">line ${{s.line ?? "?"}}: ${{esc(s.plan)}}</span>`;
-  li.addEventListener("click", () => show(i));
+  li.id = s.anchor;
+  li.innerHTML = `<a href="#${{s.anchor}}"><b>${{esc(s.label)}}</b>: <code>${{esc(s.source)}}</code><br>` +
+    `<span class="plan">${{esc(s.plan)}}</span></a>`;
+  li.addEventListener("click", (ev) => {{ ev.preventDefault(); show(i); }});
   list.appendChild(li);
 }});
+// a link names a statement as the page does (#line=27): it opens that decision
+const linked = () => stmts.findIndex(s => "#" + s.anchor === decodeURIComponent(location.hash));
+window.addEventListener("hashchange", () => {{ const i = linked(); if (i >= 0) show(i); }});
 const whole = () => mounted.render([JSON.stringify(subgraph(graph.root_eclasses, WHOLE_CAP))]);
 document.getElementById("whole").addEventListener("change", (e) => {{
   document.body.classList.toggle("whole", e.target.checked);
@@ -223,7 +237,7 @@ document.getElementById("whole").addEventListener("change", (e) => {{
 for (const id of ["plans-only", "no-dims", "search"]) document.getElementById(id).addEventListener("input", () => {{
   if (document.getElementById("whole").checked) whole();
 }});
-if (stmts.length) show(0); else {{ document.body.classList.add("whole"); whole(); }}
+if (stmts.length) show(Math.max(linked(), 0)); else {{ document.body.classList.add("whole"); whole(); }}
 </script>
 </body></html>
 """
@@ -242,7 +256,13 @@ def write_html(eg: EGraphRun, path: Path, max_nodes: int | None = 900) -> Path:
     data = json.loads(ser.to_json())
     whole, truncated = prune(data, max_nodes)
     reach, _ = prune(data, None)  # the whole view is cut out of what the roots reach, as the page filters it
-    statements = [{**asdict(e), "focus": focus_svg(e)} for e in explain_function(eg, name)]
+    became = statements_became(eg, name)
+    statements = [
+        {**asdict(e), "focus": focus_svg(e), "label": label, "anchor": label.replace(" ", "="),
+         "became": became.get(e.statement, [])}
+        for e in explain_function(eg, name)
+        for label in [f"line {e.line}" if e.line is not None else f"statement {e.statement}"]
+    ]  # fmt: skip
     n_nodes = len(whole["nodes"])
     n_classes = len({n["eclass"] for n in whole["nodes"].values()})
     summary = (
@@ -252,8 +272,9 @@ def write_html(eg: EGraphRun, path: Path, max_nodes: int | None = 900) -> Path:
         f"capped at {max_nodes} e-nodes: {len(reach['nodes']) - n_nodes} cut" if truncated else "not capped"
     )
     page = PAGE.format(
-        title=html.escape(f"e-graph: {name}"),
+        title=html.escape(f"e-graph: {eg.program.name}.{name}"),
         css=_asset("visualizer.css"),
+        program=html.escape(eg.program.name),
         function=html.escape(name),
         summary=html.escape(summary),
         cap_note=html.escape(cap_note),
@@ -269,6 +290,23 @@ def write_html(eg: EGraphRun, path: Path, max_nodes: int | None = 900) -> Path:
     )
     path.write_text(page)
     return path
+
+
+def statements_became(eg: EGraphRun, name: str) -> dict[int, list[str]]:
+    """What each tile statement of the function became: the 2-D statements the lowering writes for its plan,
+    named as the flattened function prints them (a plan the pass refuses: its error)."""
+    fn = eg.program.function(name)
+    lowerer = MatmulLowerer(fn, eg.encoding, eg.plan_terms(), eg.facts)
+    lowerer.emitted = {}
+    refused: dict[int, list[str]] = {}
+    try:
+        printed = statement_printer(lowerer.run())
+    except UserError as e:  # the first refused statement stops the lowering, as it stops the pass
+        refused = {sid: [f"refused: {e}"] for sid in lowerer.lowered if sid not in lowerer.emitted}
+        printed = statement_printer(
+            replaced(fn, body=tuple(x for xs in lowerer.emitted.values() for x in xs))
+        )
+    return {**{sid: [printed(x) for x in xs] for sid, xs in lowerer.emitted.items()}, **refused}
 
 
 def timeline_svg(stages: list[tuple[list[str], int]], fired: list[list[dict[str, int]]]) -> str:

@@ -25,6 +25,25 @@ _BMM_MODES = {
 
 _ROUTE = {1: "whole, sliced per page", 0: "re-loaded per batch"}
 
+# the words for a field that holds a code, by (declaration, field): what the encoder and the rules mean by it
+_CODES: dict[tuple[str, str], dict[Any, str]] = {
+    ("BmmReq", "kind"): {0: "tile.batch_matmul", 1: "tile.batch_matmul_acc"},
+    ("BmmReq", "lhs_view"): {0: "read as it is", 1: "read through its tile.transpose_view",
+                             2: "read through a legacy tile.transpose"},
+    ("BmmReq", "rhs_view"): {0: "read as it is", 1: "read through its tile.transpose_view",
+                             2: "read through a legacy tile.transpose"},
+    ("BmmReq", "cast"): {0: "no: the pages keep the accumulator's dtype", 1: "yes: the pages change dtype"},
+    ("LoadReq", "memory"): {"none": "not given (the load's default)"},
+    ("BatchMatmul", "lhs_route"): _ROUTE,
+    ("BatchMatmul", "rhs_route"): _ROUTE,
+    ("BatchMatmul", "reference"): {1: "yes: the reference's routes", 0: "no: another legal combination"},
+}  # fmt: skip
+
+
+def statement_label(sid: int, statements: Mapping[int, str] | None = None) -> str:
+    """How a statement is named to a user: by its source line where it has one (`line 27`)."""
+    return (statements or {}).get(sid, f"statement {sid}")
+
 
 def dim_text(t: Any) -> str:
     if not isinstance(t, Term):
@@ -56,8 +75,13 @@ def dims_text(t: Any) -> str:
     return "[" + ", ".join(items) + "]"
 
 
-def plan_words(plan: Term | None, var_names: Mapping[int, str] | None = None) -> str:
-    """The plan as a sentence, with shapes as [6, 4]; `var_names` names the variables a plan points at by id."""
+def plan_words(
+    plan: Term | None,
+    var_names: Mapping[int, str] | None = None,
+    statements: Mapping[int, str] | None = None,
+) -> str:
+    """The plan as a sentence, with shapes as [6, 4]; `var_names` names the variables a plan points at by id,
+    `statements` the statements (`statement_label`)."""
     if plan is None:
         return "no plan (the statement is left to the lowering's safety net)"
     a = plan.args
@@ -71,9 +95,9 @@ def plan_words(plan: Term | None, var_names: Mapping[int, str] | None = None) ->
                             f"source window stays",
         "LoadCollapsed": lambda: f"loaded into a 2-D {dims_text(a[0])} tile through a 2-D {dims_text(a[2])} view of "
                                  f"the tensor, window {dims_text(a[4])} at {dims_text(a[3])}",
-        "ToMat": lambda: f"read into Mat (L1) for the matrix unit; {plan_words(a[0]) if isinstance(a[0], Term) else ''}",
+        "ToMat": lambda: f"read into Mat (L1) for the matrix unit; {plan_words(a[0], var_names, statements) if isinstance(a[0], Term) else ''}",
         "StorePartition": lambda: f"stored with the partition window {dims_text(a[0])}",
-        "StoreByPages": lambda: f"written by the batched matmul of statement {a[0]}, one store per page straight from "
+        "StoreByPages": lambda: f"written by the batched matmul on {statement_label(a[0], statements)}, one store per page straight from "
                                 f"the matmul (B-136): nothing of its own is emitted",
         "StorePartitionFlat": lambda: f"stored with the partition window {dims_text(a[0])}, its tile operand (kept "
                                       f"N-D) reshaped to {dims_text(a[1])} first (B-052)",
@@ -102,14 +126,41 @@ def plan_words(plan: Term | None, var_names: Mapping[int, str] | None = None) ->
 # ---------------------------------------------------------------- reading the e-graph
 
 
-def term_fields(term: Term, names: Mapping[int, str] | None = None) -> dict[str, str]:
+def term_fields(
+    term: Term, names: Mapping[int, str] | None = None, statements: Mapping[int, str] | None = None
+) -> dict[str, str]:
     """A plan's arguments by their declared field names, as the DSL writes them ([6, 4], S * 2, words)."""
     d = schema.schema().get(term.op)
     if d is None or d.fields is None:
         return {}
     return {
-        name: value_text(sort, value, names or {}) for name, sort, value in zip(d.fields, d.sorts, term.args)
+        name: field_text(term.op, name, sort, value, names or {}, statements)
+        for name, sort, value in zip(d.fields, d.sorts, term.args)
     }
+
+
+def field_text(
+    owner: str,
+    name: str,
+    sort: str,
+    value: Any,
+    names: Mapping[int, str],
+    statements: Mapping[int, str] | None,
+) -> str:
+    """A field of a row or plan in words: a code by what it means, a statement by its label, a variable by its
+    name, bytes as bytes; any other value as `value_text` says it."""
+    code = _CODES.get((owner, name))
+    if code is not None and value in code:
+        return code[value]
+    if sort == "i64" and (name == "stmt" or name.endswith("_stmt")):
+        return "none" if value == -1 else statement_label(value, statements)
+    if sort == "i64" and (name == "var" or name.endswith("_var")):
+        return "none" if value == -1 else names.get(value, f"variable {value}")
+    if sort == "i64" and name.endswith("bytes"):
+        return "not static" if value == -1 else f"{value} bytes"
+    if sort == "Plan" and isinstance(value, Term):
+        return plan_words(value, names, statements)
+    return value_text(sort, value, names)
 
 
 def value_text(sort: str, value: Any, names: Mapping[int, str]) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .expr import (
@@ -492,6 +492,19 @@ def python_print(node: object, dialect: str | None = None) -> str:
         p.stmt(node, 0, ())
         return "\n".join(p.lines)
     return print_expr(node)  # type: ignore[arg-type]
+
+
+def statement_printer(f: Function) -> Callable[[Stmt], str]:
+    """Print statements of `f` one at a time, each variable named as printing all of `f` names it."""
+    namer = Namer(definitions(f))
+
+    def text(s: Stmt) -> str:
+        p = _Printer()
+        p.n = namer
+        p.stmt(s, 0, ())
+        return "\n".join(p.lines)
+
+    return text
 
 
 def print_program_lines(node: Program, dialect: str | None = None) -> tuple[str, list[Span | None]]:

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pypto_egg.extract.decode import TermDecoder
 from pypto_egg.extract.failures import failure
-from pypto_egg.extract.lower import TermDecoder
 from pypto_egg.extract.lower_matmul import MatmulLowerer
 
 from ..backend import Backend, get_backend
