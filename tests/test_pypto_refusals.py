@@ -64,3 +64,54 @@ def test_a_clamped_read_is_read_by_both_with_the_valid_region_at_the_source_edge
     assert "valid_shape=[2, 8, 16]" in printed
     ours = pl.parse(text).functions[0].body[0].var.type
     assert [d.value for d in ours.valid_shape] == [2, 8, 16]
+
+
+ELEMENTWISE = """
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, x: pl.Tensor[[2, 8, 16], pl.{d}], y: pl.Tensor[[2, 8, 16], pl.{d}],
+             out: pl.Out[pl.Tensor[[2, 8, 16], pl.{d}]]) -> pl.Tensor[[2, 8, 16], pl.{d}]:
+        a: pl.Tile[[2, 8, 16], pl.{d}, pl.Mem.Vec] = pl.load(x, [0, 0, 0], [2, 8, 16])
+        b: pl.Tile[[2, 8, 16], pl.{d}, pl.Mem.Vec] = pl.load(y, [0, 0, 0], [2, 8, 16])
+        c = {call}
+        return out
+"""
+DTYPES = ["FP32", "FP16", "BF16", "INT32", "INT16", "INT8", "UINT8", "UINT16", "UINT32"]
+
+
+def _elementwise_calls() -> list[str]:
+    """Every element-wise tile op PyPTO's DSL has (unary, binary, tile-scalar), called as its DSL calls it."""
+    from pypto_egg.ir.ops import BINARY_OPS, MORE_BINARY_OPS, MORE_SCALAR_OPS, SCALAR_OPS, UNARY_OPS
+
+    tile = load_pypto().language.tile
+    calls = [f"pl.tile.{op[5:]}(a)" for op in UNARY_OPS]
+    calls += [f"pl.tile.{op[5:]}(a, b)" for op in (*BINARY_OPS, *MORE_BINARY_OPS)]
+    calls += [f"pl.tile.{op[5:]}(a, {{one}})" for op in (*SCALAR_OPS, *MORE_SCALAR_OPS)]
+    return [c for c in calls if hasattr(tile, c[8 : c.index("(")])]  # (pypto-egg's own extras aside)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_an_element_wise_op_on_a_dtype_pypto_refuses_is_refused_here_for_its_reason(dtype):
+    """The type-deduction differential over element types: each element-wise op on each dtype is read by both
+    readers or refused by both, with PyPTO's reason."""
+    calls = _elementwise_calls()
+    assert len(calls) >= 30
+    differ = []
+    for call in calls:
+        text = ELEMENTWISE.format(d=dtype, call=call.format(one="1.0" if dtype[0] in "FB" else "1"))
+        try:
+            load_pypto().language.parse(text)
+            theirs = None
+        except Exception as e:  # PyPTO's reader raises its own error types
+            theirs = str(e).splitlines()[0].split("': ", 1)[-1]
+        try:
+            pl.parse(text)
+            ours = None
+        except UserError as e:
+            ours = str(e)
+        if (theirs is None) != (ours is None) or (theirs is not None and theirs not in str(ours)):
+            differ.append((call, theirs, ours))
+    assert not differ, differ

@@ -28,6 +28,7 @@ from .deduce_matmul import (
 )
 from .deduce_memory import _load, _store
 from .deduce_reshape import _reinterpret, _reshape
+from .dtype_rules import RULES, check_dtypes
 from .expr import BinOp, Call, ConstInt, Expr, exprs_equal, static_int, type_of
 from .extents import window_valid
 from .node import replaced
@@ -92,6 +93,8 @@ def deduce_type(op: str, args: Sequence[Expr], kwargs: Kwargs, annotation: Type 
         )
     if d.deduce is None:
         return annotation if annotation is not None else UNKNOWN_TYPE
+    if op in RULES:
+        check_dtypes(op, args)
     result = d.deduce(op, args, kwargs)
     if d.memory is not None and isinstance(result, TileType) and result.memory is None:
         # placed after its view was put in canonical form unplaced: a view the shape alone implies is then
