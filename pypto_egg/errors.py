@@ -19,6 +19,16 @@ class TypeDeductionError(UserError):
     """An op applied to operands whose types it does not accept."""
 
 
+class RefusedType(TypeDeductionError):
+    """A deduction PyPTO's own reader refuses too, for the reason it gives (a dtype an op does not take, a read
+    past its tensor): a function holding one is refused, never kept as its text."""
+
+
+class RefusedProgram(DSLError):
+    """A `pl` program PyPTO's own reader refuses too (a `RefusedType`, an annotation whose dtype is not its
+    value's), located: never kept as its text."""
+
+
 class PassError(UserError):
     """A program the pass cannot lower (a precondition or a lowering limit)."""
 

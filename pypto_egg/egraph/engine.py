@@ -176,12 +176,7 @@ class EGraphRun(PlanReader):
         self.report.times["encode"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         self.rule_files: list[RuleFile] = accelerated_rule_files(acceleration or Acceleration())
-        user_files = [rf for extra in extra_rules for rf in read_rule_files(Path(extra))]
-        if (
-            user_files and prune_rules
-        ):  # a rule pruning leaves out is still one egglog must accept (the plain run's)
-            _check_user_files(tuple(user_files))
-        self.rule_files += user_files
+        self.rule_files += _user_rule_files(extra_rules, checked=prune_rules)
         self.report.rule_files = list(dict.fromkeys(str(rf.path) for rf in self.rule_files))
         # only the rules these facts could ever fire are loaded (the host asserts Route and Settled itself)
         filled = {rel for rel, rows in self.encoding.rows.items() if rows}
@@ -507,13 +502,20 @@ def check_strategy(strategy: str) -> str:
     return strategy
 
 
+def _user_rule_files(extra: Sequence[str | Path], checked: bool) -> list[RuleFile]:
+    """A user's rule files; `checked`: each loaded once after the shipped ones, as the plain run would load it,
+    since pruning may leave a rule out of the run that egglog must still accept."""
+    user_files = [rf for path in extra for rf in read_rule_files(Path(path))]
+    if user_files and checked:
+        _check_user_files(tuple(user_files))
+    return user_files
+
+
 def check_rule_files(extra: Sequence[str | Path]) -> None:
     """A user's rule files read and loaded once, after the shipped ones, into an e-graph of their own (made and
     dropped here): a file that does not read, or that egglog refuses, is a RuleError naming the file and the form,
     before any program runs with it."""
-    user_files = [rf for path in extra for rf in read_rule_files(Path(path))]
-    if user_files:
-        _check_user_files(tuple(user_files))
+    _user_rule_files(extra, checked=True)
 
 
 @functools.lru_cache(maxsize=16)

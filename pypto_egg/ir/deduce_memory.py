@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..errors import TypeDeductionError
+from ..errors import RefusedType, TypeDeductionError
 from .deduce_common import _tensor, _tile, _type_name, fmt_shape, tuple_elems
 from .expr import ConstInt, Expr, static_int, type_of
 from .extents import window_valid
@@ -65,10 +65,10 @@ def _read_bounds(
     for i, (o, w, v, n) in enumerate(zip(offsets, shapes, valid, src.shape)):
         oi, wi, vi, ni = static_int(o), static_int(w), static_int(v), static_int(n)
         if oi is not None and oi < 0:
-            raise TypeDeductionError(f"{op} offset {i} is provably negative ({oi}); a window must start inside its "
+            raise RefusedType(f"{op} offset {i} is provably negative ({oi}); a window must start inside its "
                                      f"source")  # fmt: skip
         if vi is not None and wi is not None and vi > wi:
-            raise TypeDeductionError(
+            raise RefusedType(
                 f"{op} valid_shape {i} is {vi}, which exceeds the window extent {wi}; a valid region cannot be "
                 f"larger than the shape that holds it"
             )
@@ -77,7 +77,7 @@ def _read_bounds(
         if clamp:
             out[i] = ConstInt(max(ni - oi, 0))
             continue
-        raise TypeDeductionError(
+        raise RefusedType(
             f"{op} reads past the end of dimension {i}: offset {oi} + extent {vi} exceeds the source extent {ni}. "
             f"Pass clamp=True -- pl.load(x, offsets, shapes, clamp=True) -- to narrow the read to the source edge "
             f"instead"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..errors import TypeDeductionError
+from ..errors import RefusedType
 from .expr import Expr, type_of
 from .types import DataType, ScalarType, TileType
 
@@ -67,4 +67,4 @@ def check_dtypes(op: str, args: Sequence[Expr]) -> None:
     for rule in RULES.get(op, ()):
         t = type_of(args[rule.operand]) if rule.operand < len(args) else None
         if isinstance(t, TileType | ScalarType) and t.dtype not in rule.dtypes:
-            raise TypeDeductionError(rule.message.format(got=pypto_name(t.dtype)))
+            raise RefusedType(rule.message.format(got=pypto_name(t.dtype)))

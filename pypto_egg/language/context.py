@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from ..errors import DSLError
+from ..errors import DSLError, RefusedProgram
 from ..ir.printer import CAST_MODES
 from ..ir.span import Span
 from ..ir.types import (
@@ -86,8 +86,9 @@ class Ctx:
         return Span(self.filename, getattr(node, "lineno", 0) + self.line_offset,
                     getattr(node, "col_offset", 0) + 1 + self.col_offset)  # fmt: skip
 
-    def error(self, node: ast.AST, message: str) -> NoReturn:
-        raise DSLError(f"{self.span(node)}: {message}")
+    def error(self, node: ast.AST, message: str, refused: bool = False) -> NoReturn:
+        """Raise the error at `node`; `refused`: one PyPTO's reader makes too (RefusedProgram)."""
+        raise (RefusedProgram if refused else DSLError)(f"{self.span(node)}: {message}")
 
 
 def dotted(node: ast.AST) -> str | None:

@@ -7,7 +7,7 @@ import difflib
 from collections.abc import Mapping
 from typing import Any, NoReturn
 
-from ..errors import TypeDeductionError
+from ..errors import RefusedType, TypeDeductionError
 from ..ir import ops as opreg
 from ..ir.deduce_common import static_count
 from ..ir.expr import (
@@ -358,7 +358,7 @@ class ExprParser:
             return opreg.make_call(op, args, kwargs, attrs, self.ctx.span(node))
         except TypeDeductionError as e:
             if not self.ctx.tolerated(node, str(e)):
-                self.ctx.error(node, str(e))
+                self.ctx.error(node, str(e), refused=isinstance(e, RefusedType))
             written = tuple(kwargs.items())
             return Call(op, args, annotation or UNKNOWN_TYPE, written, attrs, self.ctx.span(node))
 
@@ -396,7 +396,7 @@ class ExprParser:
             return opreg.make_call(op, args, kwargs, attrs, self.ctx.span(node), annotation)
         except TypeDeductionError as e:
             if not self.ctx.tolerated(node, str(e)):
-                self.ctx.error(node, str(e))
+                self.ctx.error(node, str(e), refused=isinstance(e, RefusedType))
             return self.undeduced_call(node, op, env, annotation)
 
     # ------------------------------------------------------------ types
@@ -534,8 +534,11 @@ class ExprParser:
         return merged
 
     def _mismatch(self, node: ast.AST, ann: Type, ded: Type) -> NoReturn:
+        # a dtype the value does not have is refused by PyPTO's reader too; a shape pypto-egg reads otherwise
+        refused = isinstance(ann, TileType | TensorType) and isinstance(ded, TileType | TensorType) and (
+            ann.dtype != ded.dtype)  # fmt: skip
         self.ctx.error(
-            node, f"annotation {print_type(ann)} disagrees with the value's type {print_type(ded)}"
+            node, f"annotation {print_type(ann)} disagrees with the value's type {print_type(ded)}", refused
         )
 
     # ------------------------------------------------------------ statements

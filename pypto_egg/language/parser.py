@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from ..errors import DSLError, UserError
+from ..errors import DSLError, RefusedProgram, UserError
 from ..ir.stmt import (
     DIALECTS,
     Function,
@@ -96,9 +96,13 @@ def _function(
         if isinstance(options, UserError):
             raise options
         return parser.function(fn, options)
-    except UserError:
+    except UserError as e:
         kind = options.get("type", FunctionType.Opaque) if isinstance(options, dict) else _written_type(fn)
-        if not keep or (kind is not None and kind.is_incore and not _never_flattened(fn)):
+        if (
+            not keep
+            or isinstance(e, RefusedProgram)
+            or (kind is not None and kind.is_incore and not _never_flattened(fn))
+        ):
             raise
         lines = text.splitlines()[
             min([fn.lineno, *(d.lineno for d in fn.decorator_list)]) - 1 : fn.end_lineno
