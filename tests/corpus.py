@@ -219,9 +219,9 @@ PROGRAMS: dict[str, str] = {
         "t = pl.load(x, [0, 0, 0], [2, 3, 4])\na = pl.tile.fmod(t, t)\nb = pl.tile.sin(a)\nc = pl.tile.cos(b)\ntmp = pl.tile.create([2, 3, 4], dtype=pl.FP32)\nd = pl.tile.rem(c, t, tmp)\ne = pl.tile.prelu(d, t, tmp)\nf = pl.tile.part_add(e, t)\ng = pl.tile.part_mul(f, t)\nh = pl.tile.part_max(g, t)\ni = pl.tile.part_min(h, t)\nj = pl.tile.fmods(i, 2.0)\nk = pl.tile.rems(j, 3.0, tmp)\nm = pl.tile.rsqrt(k, tmp)\nn = pl.tile.recip(m, high_precision=True)\no = pl.tile.div(n, t, high_precision=True)\nout = pl.store(o, [0, 0, 0], out)\nreturn out"
     ),
     "bitwise": wrap(
-        "t = pl.load(x, [0, 0, 0], [2, 3, 4])\ntmp = pl.tile.create([2, 3, 4], dtype=pl.INT32)\na = pl.tile.and_(t, t)\nb = pl.tile.or_(a, t)\nc = pl.tile.xor(b, t, tmp)\nd = pl.tile.shl(c, t)\ne = pl.tile.shr(d, t)\nf = pl.tile.ands(e, 3)\ng = pl.tile.ors(f, 4)\nh = pl.tile.shls(g, 1)\ni = pl.tile.shrs(h, 1)\nj = pl.tile.xors(i, 5, tmp)\nk = pl.tile.not_(j)\nout = pl.store(k, [0, 0, 0], out)\nreturn out",
-        "x: pl.Tensor[[2, 3, 4], pl.INT32], out: pl.Out[pl.Tensor[[2, 3, 4], pl.INT32]]",
-        "pl.Tensor[[2, 3, 4], pl.INT32]",
+        "t = pl.load(x, [0, 0, 0], [2, 3, 4])\ntmp = pl.tile.create([2, 3, 4], dtype=pl.INT16)\na = pl.tile.and_(t, t)\nb = pl.tile.or_(a, t)\nc = pl.tile.xor(b, t, tmp)\nd = pl.tile.shl(c, t)\ne = pl.tile.shr(d, t)\nf = pl.tile.ands(e, 3)\ng = pl.tile.ors(f, 4)\nh = pl.tile.shls(g, 1)\ni = pl.tile.shrs(h, 1)\nj = pl.tile.xors(i, 5, tmp)\nk = pl.tile.not_(j)\nout = pl.store(k, [0, 0, 0], out)\nreturn out",
+        "x: pl.Tensor[[2, 3, 4], pl.INT16], out: pl.Out[pl.Tensor[[2, 3, 4], pl.INT16]]",
+        "pl.Tensor[[2, 3, 4], pl.INT16]",
     ),
     "expands": wrap(
         "t = pl.load(x, [0, 0, 0], [2, 3, 4])\ntmp = pl.tile.create([2, 3, 4], dtype=pl.FP32)\nr = pl.tile.row_sum(t, tmp)\nq = pl.tile.row_prod(t, tmp)\na = pl.tile.row_expand(t, r)\nb = pl.tile.row_expand_add(a, r, tmp)\nc = pl.tile.row_expand_sub(b, r)\nd = pl.tile.row_expand_mul(c, q)\ne = pl.tile.row_expand_div(d, r)\nf = pl.tile.row_expand_max(e, r)\ng = pl.tile.row_expand_min(f, r)\nh = pl.tile.row_expand_expdif(g, r)\ncv = pl.tile.create([1, 1, 4], dtype=pl.FP32)\ni = pl.tile.col_expand(h, cv)\nj = pl.tile.col_expand_add(i, cv)\nk = pl.tile.col_expand_sub(j, cv)\nm = pl.tile.col_expand_mul(k, cv)\nn = pl.tile.col_expand_div(m, cv)\no = pl.tile.col_expand_max(n, cv)\np = pl.tile.col_expand_min(o, cv)\nw = pl.tile.col_expand_expdif(p, cv)\ny = pl.tile.expands(w, 1.0)\nout = pl.store(y, [0, 0, 0], out)\nreturn out"
