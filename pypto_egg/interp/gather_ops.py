@@ -56,18 +56,17 @@ def _scatter(m: Evaluator, c: Call) -> np.ndarray:
     """`tile.scatter(dst, src, indexes)`: dst.flat[indexes[i, j]] = src[i, j], in ascending order (the last write
     wins), into a copy of dst (DPS: the result is dst rewritten)."""
     out = np.array(m.value(c.args[0]), copy=True)
-    src, idx = m.value(c.args[1]), m.value(c.args[2])
-    k, _ = _indices(idx, out.size)
-    flat = out.reshape(-1)
-    for i, v in zip(k.reshape(-1), src.reshape(-1)):
-        flat[i] = v
-    return out
+    return _write_at(out, m.value(c.args[1]), m.value(c.args[2]))
 
 
 def _mscatter(m: Evaluator, c: Call) -> np.ndarray:
     """`tile.mscatter(src, idx, output_tensor)`: output_tensor.flat[idx[i, j]] = src[i, j], written in place (a
     tensor is a buffer)."""
-    src, idx, dst = m.value(c.args[0]), m.value(c.args[1]), m.value(c.args[2])
+    return _write_at(m.value(c.args[2]), m.value(c.args[0]), m.value(c.args[1]))
+
+
+def _write_at(dst: np.ndarray, src: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """dst.flat[idx[i, j]] = src[i, j], in ascending order (the last write wins), in place."""
     k, _ = _indices(idx, dst.size)
     flat = dst.reshape(-1)
     for i, v in zip(k.reshape(-1), src.reshape(-1)):
