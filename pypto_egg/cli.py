@@ -224,7 +224,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
             continue
         names = [args.function] if args.function else None
         explanations.append(explain_program(
-            program, names, backend=args.backend, extra_rules=args.rules or (), strategy=args.strategy
+            program, names, backend=args.backend, extra_rules=args.rules or (), strategy=args.strategy,
+            runner=args.runner,
         ))  # fmt: skip
     if args.function and not explanations:
         raise UserError(f"{args.file}: no program has a function {args.function!r}")
@@ -260,8 +261,9 @@ def cmd_viz(args: argparse.Namespace) -> int:
             continue
         fn = pick_function(program, args.function)
         eg = FlattenEGraph(
-            program, fn, backend=args.backend, extra_rules=args.rules or (), strategy=args.strategy
-        )
+            program, fn, backend=args.backend, extra_rules=args.rules or (), strategy=args.strategy,
+            runner=args.runner,
+        )  # fmt: skip
         eg.saturate()
         out = (
             first
@@ -367,11 +369,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--seeds", type=int, default=2, help="random inputs per function for --validate (default 2)"
     )
     p.add_argument("--report", action="store_true", help="print the e-graph run report of each program")
-    p.add_argument(
-        "--runner", choices=["accelerated", "core"], default="accelerated",
-        help="accelerated (default): the engine with its speed-ups; core: the rules and schedule as written on a "
-        "fresh e-graph, slower, the same answer",
-    )  # fmt: skip
+    runner_option(p)
     p.set_defaults(run=cmd_flatten)
 
     p = sub.add_parser("explain", help="why each tile statement was lowered the way it was")
@@ -383,6 +381,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--terms", action="store_true", help="also the e-graph term of each plan, for rule authors"
     )
+    runner_option(p)
     p.set_defaults(run=cmd_explain)
 
     p = sub.add_parser(
@@ -397,11 +396,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--max-nodes", type=int, default=900, help="cap on e-nodes of the whole-graph view (default 900)"
     )
+    runner_option(p)
     p.set_defaults(run=cmd_viz)
 
     _compile_parser(sub, common)
     check_parser(sub)
     return parser
+
+
+def runner_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--runner", choices=["accelerated", "core"], default="accelerated",
+        help="accelerated (default): the engine with its speed-ups; core: the rule files and schedule as written "
+        "on a fresh e-graph (what rules/ says), slower, the same plans",
+    )  # fmt: skip
 
 
 def _compile_parser(sub: Any, common: Callable[..., None]) -> None:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .egraph.accel.resident import run_on_owner
+from .egraph.core import CoreRun
 from .egraph.decisions import (
     Explanation,
     StatementExplanation,
@@ -15,6 +16,7 @@ from .egraph.decisions import (
 )
 from .egraph.engine import EGraphRun
 from .egraph.words import plan_words
+from .errors import UserError
 from .ir.stmt import Program
 
 
@@ -24,11 +26,22 @@ def explain_program(
     backend: str | None = None,
     extra_rules: Sequence[str | Path] = (),
     strategy: str = "reference",
+    runner: str = "accelerated",
 ) -> Explanation:
-    """The explanation of every tile statement of the named (default: every InCore) function."""
+    """The explanation of every tile statement of the named (default: every InCore) function; `runner="core"`
+    explains the run of the rule files as written."""
     names = (
         list(functions) if functions is not None else [f.name for f in program.functions if f.type.is_incore]
     )
+    if runner == "core":
+        out: list[StatementExplanation] = []
+        for name in names:
+            with CoreRun(program, name, backend, extra_rules, strategy=strategy) as core:
+                core.saturate()
+                out += explain_function(core, name)
+        return Explanation(program.name, out)
+    if runner != "accelerated":
+        raise UserError(f"unknown runner {runner!r}: accelerated or core")
 
     def run() -> list[StatementExplanation]:
         out: list[StatementExplanation] = []

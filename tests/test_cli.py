@@ -366,3 +366,49 @@ def test_a_load_past_its_tensor_is_refused_at_reading_with_pyptos_reason_and_rem
     assert r.returncode == 2
     assert re.search(r"past\.py:14:\d+: tile\.load reads past the end of dimension 2: offset 0 \+ extent 8 exceeds "
                      r"the source extent 4\. Pass clamp=True", r.stderr), r.stderr  # fmt: skip
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in (ROOT / "examples").glob("*.py")))
+def test_explain_on_the_core_runner_says_what_the_accelerated_run_says(example):
+    """`--runner core` explains the run of the rule files as written: the same plans, rules and facts, word for
+    word, as the default run's."""
+    path = str(ROOT / "examples" / example)
+    core, accelerated = cli("explain", path, "--runner", "core"), cli("explain", path)
+    assert core.returncode == 0, core.stderr
+    assert core.stdout == accelerated.stdout
+
+
+def test_the_core_runners_view_shows_only_rules_of_the_rule_files(tmp_path):
+    """What a user inspects under `runner="core"` is what `rules/` says: its run report names rules of the shipped
+    files alone, where the accelerated run's names the acceleration's stand-ins too; the page is written from it."""
+    from pypto_egg.egraph import FlattenEGraph, shipped_rule_files
+    from pypto_egg.egraph.facade import CoreFlattenEGraph
+    from pypto_egg.egraph.rule_index import rule_index
+    from pypto_egg.errors import UserError
+
+    program = pl.parse((ROOT / "examples" / "batched_matmul.py").read_text())
+    shipped = {r.name for r in rule_index(tuple(shipped_rule_files())).rules}
+    core = FlattenEGraph(program, "main", backend="Ascend910B", runner="core")
+    assert isinstance(core, CoreFlattenEGraph)
+    core.saturate()
+    fired = {name for name, n in core.report.rules_fired.items() if n}
+    assert fired and fired <= shipped, fired - shipped
+    accelerated = FlattenEGraph(program, "main", backend="Ascend910B")
+    accelerated.saturate()
+    assert {name for name, n in accelerated.report.rules_fired.items() if n} - shipped  # (its stand-ins)
+    assert str(core.plans()) == str(accelerated.plans())
+    page = core.write_html(tmp_path / "core.html").read_text()
+    assert "program <code>BatchedMatmul</code>" in page and "prod-asked" not in page
+    accelerated.close()
+    core.close()
+    with pytest.raises(UserError, match="unknown runner 'fast'"):
+        FlattenEGraph(program, "main", runner="fast")
+    r = cli(
+        "viz",
+        str(ROOT / "examples" / "batched_matmul.py"),
+        "--runner",
+        "core",
+        "-o",
+        str(tmp_path / "v.html"),
+    )
+    assert r.returncode == 0 and (tmp_path / "v.html").exists(), r.stderr

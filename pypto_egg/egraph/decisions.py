@@ -20,7 +20,7 @@ from ..extract.cost import INF
 from ..ir.printer import print_expr
 from ..ir.stmt import AssignStmt
 from ..rules import schema
-from .engine import EGraphRun
+from .plan_reader import PlanReader
 from .report import RunReport
 from .rule_index import IndexedRule, lists, parse_schedule, rule_index
 from .rules import RuleFile, schedule_text
@@ -249,7 +249,7 @@ def _short(path: Path | str) -> str:
 
 
 class _Reader:
-    def __init__(self, eg: EGraphRun) -> None:
+    def __init__(self, eg: PlanReader) -> None:
         self.eg = eg
         self.view = eg.view()
         self.ex = eg.extraction()
@@ -459,7 +459,7 @@ class _Reader:
         return [n for nodes in self.view.classes.values() for n in nodes if n.op == op]
 
 
-def explain_function(eg: EGraphRun, fn_name: str) -> list[StatementExplanation]:
+def explain_function(eg: PlanReader, fn_name: str) -> list[StatementExplanation]:
     reader = _Reader(eg)
     candidates: dict[int, list[tuple[float, Term]]] = {}
     precedence: dict[Term, int] = {}  # rules/choose.egg's order of each plan
@@ -508,7 +508,7 @@ def explain_function(eg: EGraphRun, fn_name: str) -> list[StatementExplanation]:
     return out
 
 
-def statement_labels(eg: EGraphRun) -> dict[int, str]:
+def statement_labels(eg: PlanReader) -> dict[int, str]:
     """Each statement of the run by the name the user sees for it everywhere: its source line."""
     out = {}
     for sid, (stmt, call) in enumerate(eg.encoding.statements):

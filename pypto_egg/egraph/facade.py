@@ -6,12 +6,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from ..errors import UserError
 from ..extract.term import Term
 from ..ir.printer import print_expr
 from ..ir.stmt import AssignStmt
+from .core import CoreRun
 from .decisions import Explanation, explain_function, format_explanation, statement_labels
 from .engine import EGraphRun
+from .plan_reader import PlanReader
 from .viz import serialized_json, to_dot, write_html
 from .words import plan_words, variable_names
 
@@ -69,13 +73,8 @@ class StatementPlans(dict[Statement, Plan]):
     __repr__ = __str__
 
 
-class FlattenEGraph(EGraphRun):
-    """The e-graph of a program's functions: saturate, read plans and facts, ask why, and draw it.
-
-    >>> eg = FlattenEGraph(program, "main_incore_0", backend="Ascend910B")
-    >>> print(eg.saturate()); print(eg.plans()); print(eg.explain(12))
-    >>> eg.write_html("egraph.html")
-    """
+class _Inspection(PlanReader):
+    """What a user asks of a run, whichever runner made it: its plans in words, why, its stages, its pictures."""
 
     def plans(self) -> StatementPlans:
         """Each tile statement (function, line, text) and the plan that lowers it, in words."""
@@ -119,3 +118,36 @@ class FlattenEGraph(EGraphRun):
 
     def to_dot(self) -> str:
         return to_dot(self)
+
+
+class CoreFlattenEGraph(_Inspection, CoreRun):
+    """The e-graph of the rule files as written (the core runner): what `FlattenEGraph(..., runner="core")`
+    makes."""
+
+
+RUNNERS = ("accelerated", "core")
+
+
+class FlattenEGraph(_Inspection, EGraphRun):
+    """The e-graph of a program's functions: saturate, read plans and facts, ask why, and draw it.
+
+    >>> eg = FlattenEGraph(program, "main_incore_0", backend="Ascend910B")
+    >>> print(eg.saturate()); print(eg.plans()); print(eg.explain(12))
+    >>> eg.write_html("egraph.html")
+
+    `runner="core"` runs the rule files and schedule as written on a fresh e-graph (a `CoreFlattenEGraph`, which
+    takes `backend`, `extra_rules`, `strategy` and `cost_model`): what it shows is what `rules/` says; the
+    default, accelerated run gives the same plans.
+    """
+
+    def __new__(cls, *args: Any, runner: str = "accelerated", **kwargs: Any) -> Any:
+        if runner == "core":
+            return CoreFlattenEGraph(
+                *args, **kwargs
+            )  # (not an instance of cls: __init__ below is not called)
+        if runner != "accelerated":
+            raise UserError(f"unknown runner {runner!r}: one of {', '.join(RUNNERS)}")
+        return super().__new__(cls)
+
+    def __init__(self, *args: Any, runner: str = "accelerated", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)

@@ -14,6 +14,7 @@ from ..errors import InternalError
 from ..extract import ClassId, EGraphView, Extraction, Term, extract_roots
 from ..extract.cost import CostModel, DefaultCostModel
 from ..extract.graph import StoredRelations
+from ..ir.stmt import Function, Program
 from .accel.fact_table import packed_relations
 from .encode import Encoding
 from .report import RunReport
@@ -29,6 +30,8 @@ class PlanReader:
     """The decisions of a run whose schedule has run: set by the runner before the first read."""
 
     egraph: eb.EGraph
+    program: Program
+    functions: list[Function]
     encoding: Encoding
     report: RunReport
     cost_model: CostModel | None

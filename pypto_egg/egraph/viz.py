@@ -26,8 +26,8 @@ from ..ir.node import replaced
 from ..ir.printer import statement_printer
 from ..rules import schema
 from .decisions import explain_function
-from .engine import EGraphRun
 from .focus import focus_svg
+from .plan_reader import PlanReader
 
 
 def _term_expr(t: Term | Prim, span: Any) -> Any:
@@ -42,7 +42,7 @@ def _term_expr(t: Term | Prim, span: Any) -> Any:
     return eb.Lit(span, eb.String(str(t)))
 
 
-def _root_exprs(eg: EGraphRun) -> list[Any]:
+def _root_exprs(eg: PlanReader) -> list[Any]:
     """The plan chosen for each statement: the e-classes the page starts from."""
     span = eb.PanicSpan()
     return [_term_expr(t, span) for t in eg.plan_terms().values() if t is not None]
@@ -87,7 +87,7 @@ def prune(data: dict[str, Any], max_nodes: int | None) -> tuple[dict[str, Any], 
     return out, truncated
 
 
-def serialized_json(eg: EGraphRun, max_nodes: int | None = 900) -> str:
+def serialized_json(eg: PlanReader, max_nodes: int | None = 900) -> str:
     eg.saturate()
     ser = eg.egraph.serialize(_root_exprs(eg))
     data = json.loads(ser.to_json())
@@ -95,12 +95,12 @@ def serialized_json(eg: EGraphRun, max_nodes: int | None = 900) -> str:
     return json.dumps(pruned)
 
 
-def to_dot(eg: EGraphRun) -> str:
+def to_dot(eg: PlanReader) -> str:
     eg.saturate()
     return eg.egraph.serialize(_root_exprs(eg)).to_dot()
 
 
-def to_svg(eg: EGraphRun) -> str:
+def to_svg(eg: PlanReader) -> str:
     dot = shutil.which("dot")
     if dot is None:
         raise UserError(
@@ -243,12 +243,12 @@ if (stmts.length) show(Math.max(linked(), 0)); else {{ document.body.classList.a
 """
 
 
-def write_html(eg: EGraphRun, path: Path, max_nodes: int | None = 900) -> Path:
+def write_html(eg: PlanReader, path: Path, max_nodes: int | None = 900) -> Path:
     """The decision view: the function's statements, each with its plan, rules and facts and its focused view
     (focus.py); the whole graph (capped at `max_nodes` e-nodes) behind a toggle."""
     eg.saturate()
     plans = eg.plan_terms()
-    name = eg.function.name
+    name = eg.functions[0].name
     sids = [sid for sid in eg.encoding.function_sids.get(name, range(len(eg.encoding.statements)))]
     rooted = [sid for sid in sids if plans.get(sid) is not None]
     span = eb.PanicSpan()
@@ -292,7 +292,7 @@ def write_html(eg: EGraphRun, path: Path, max_nodes: int | None = 900) -> Path:
     return path
 
 
-def statements_became(eg: EGraphRun, name: str) -> dict[int, list[str]]:
+def statements_became(eg: PlanReader, name: str) -> dict[int, list[str]]:
     """What each tile statement of the function became: the 2-D statements the lowering writes for its plan,
     named as the flattened function prints them (a plan the pass refuses: its error)."""
     fn = eg.program.function(name)
