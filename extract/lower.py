@@ -193,9 +193,11 @@ class Lowerer:
                 if plan is None:
                     raise diag.internal(f"no lowering was extracted for {value.op} (statement {sid})")
                 self.lowered[sid] = plan
-                start = len(out)
-                self.handle(s, value, plan, ctx, out)
-                if self.emitted is not None:
+                if self.emitted is None:
+                    self.handle(s, value, plan, ctx, out)
+                else:  # (asked for: what the statement lowered to)
+                    start = len(out)
+                    self.handle(s, value, plan, ctx, out)
                     self.emitted[sid] = out[start:]
             else:
                 self.passthrough(s, value, ctx, out)

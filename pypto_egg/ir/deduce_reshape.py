@@ -14,7 +14,7 @@ from ..errors import TypeDeductionError
 from .deduce_common import _implicit_column_layout, _tile, fmt_shape, static_count, tuple_elems
 from .expr import BinOp, ConstInt, Expr, exprs_equal, static_int
 from .registry import Kwargs
-from .tiles import effective_view, implicit_layouts, make_tile_type
+from .tiles import BOXED_SPACES, effective_view, implicit_layouts, make_tile_type
 from .types import DataType, TileLayout, TileType, TileView, Type
 
 
@@ -185,11 +185,10 @@ def _reshape(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
         if src.valid_shape is None
         else reshape_valid(op, src.valid_shape, t.shape, shape, src.blayout is TileLayout.row_major)
     )
-    boxed = implicit_layouts(tuple(shape), t.memory)
-    if boxed != implicit_layouts(tuple(shape), None):
+    if t.memory in BOXED_SPACES:
         # a space with a layout of its own (Acc and Mat NZ, Left, Right, the scales): the reshaped bytes keep it, so
         # a view the valid shape or the compact mode makes explicit names that layout, never Vec's defaults
-        b, sl, f = boxed
+        b, sl, f = implicit_layouts(tuple(shape), t.memory)
         view = TileView(valid_shape=valid, blayout=b, slayout=sl, fractal=f, pad=src.pad, compact=src.compact)
         return make_tile_type(shape, t.dtype, t.memory, view)
     view = TileView(valid_shape=valid,

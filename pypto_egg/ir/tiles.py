@@ -52,6 +52,10 @@ def implicit_layouts(shape: Shape, memory: MemorySpace | None) -> tuple[TileLayo
     return blayout, TileLayout.none_box, 512
 
 
+# the spaces whose tiles have a box layout of their own (`implicit_layouts`), where any other space has Vec's
+BOXED_SPACES = frozenset({MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc,
+                          MemorySpace.LeftScale, MemorySpace.RightScale})  # fmt: skip
+
 # the layouts of a view that does not name them: those of a freshly constructed view, whatever the shape
 DEFAULT_LAYOUTS = (TileLayout.row_major, TileLayout.none_box, 512)
 
