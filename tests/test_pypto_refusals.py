@@ -115,3 +115,48 @@ def test_an_element_wise_op_on_a_dtype_pypto_refuses_is_refused_here_for_its_rea
         if (theirs is None) != (ours is None) or (theirs is not None and theirs not in str(ours)):
             differ.append((call, theirs, ours))
     assert not differ, differ
+
+
+MIXED = """
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, x: pl.Tensor[[8, 32], pl.{d}], y: pl.Tensor[[8, 32], pl.{d}], z: pl.Tensor[[8, 32], pl.UINT32],
+             out: pl.Out[pl.Tensor[[8, 32], pl.{d}]]) -> pl.Tensor[[8, 32], pl.{d}]:
+        a: pl.Tile[[8, 32], pl.{d}, pl.Mem.Vec] = pl.load(x, [0, 0], [8, 32])
+        b: pl.Tile[[8, 32], pl.{d}, pl.Mem.Vec] = pl.load(y, [0, 0], [8, 32])
+        i: pl.Tile[[8, 32], pl.UINT32, pl.Mem.Vec] = pl.load(z, [0, 0], [8, 32])
+        c = {call}
+        return out
+"""
+OTHER_CALLS = [
+    "pl.tile.cast(a, pl.FP32)",
+    "pl.tile.prelu(a, b, b)",
+    "pl.tile.row_min(a, b)",
+    "pl.tile.sort32(a, i)",
+    "pl.tile.mrgsort_format1(a, 64)",
+]
+
+
+@pytest.mark.parametrize("call", OTHER_CALLS)
+def test_an_op_whose_deduction_takes_some_dtypes_refuses_the_others_as_pypto_does(call):
+    """The same differential for ops beyond the element-wise ones whose deduction PyPTO restricts to some dtypes
+    (a reduction, PReLU, the sorts)."""
+    differ = []
+    for dtype in DTYPES:
+        text = MIXED.format(d=dtype, call=call)
+        try:
+            load_pypto().language.parse(text)
+            theirs = None
+        except Exception as e:  # PyPTO's reader raises its own error types
+            theirs = str(e).splitlines()[0].split("': ", 1)[-1]
+        try:
+            pl.parse(text)
+            ours = None
+        except UserError as e:
+            ours = str(e)
+        if (theirs is None) != (ours is None) or (theirs is not None and theirs not in str(ours)):
+            differ.append((dtype, theirs, ours))
+    assert not differ, differ

@@ -55,6 +55,13 @@ RULES: dict[str, tuple[Accepts, ...]] = {
     "tile.or_": _integer("tile.or", 0, 1),
     "tile.subs": (Accepts(0, _TSUBS, "The operator tile.subs requires tile dtype in {{INT8, INT16, INT32, FP16, "
                                      "FP32, BF16}}, but got {got}"),),
+    "tile.prelu": (Accepts(0, _FP16_FP32, "The operator tile.prelu requires src dtype in {{FP16, FP32}}, but got {got}"),),
+    "tile.row_min": (Accepts(0, _TDIV, "The operator tile.row_min requires input dtype in {{INT16, INT32, FP16, FP32}}, "
+                                       "but got {got}"),),
+    "tile.sort32": (Accepts(0, _FP16_FP32, "The operator tile.sort32 requires src dtype to be FP16 or FP32, but got "
+                                           "{got}"),),
+    "tile.mrgsort_format1": (Accepts(0, _FP16_FP32, "The operator tile.mrgsort_format1 requires src dtype to be FP16 "
+                                                    "or FP32, but got {got}"),),
     "tile.shls": _integer("tile.shls", 0),
     "tile.shrs": _integer("tile.shrs", 0),
     "tile.ands": _integer("tile.ands", 0),

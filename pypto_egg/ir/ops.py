@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import TypeDeductionError
+from ..errors import RefusedType, TypeDeductionError
 from .deduce_common import (
     _elementwise_result,
     _implicit_column_layout,
@@ -28,7 +28,7 @@ from .deduce_matmul import (
 )
 from .deduce_memory import _load, _store
 from .deduce_reshape import _reinterpret, _reshape
-from .dtype_rules import RULES, check_dtypes
+from .dtype_rules import RULES, check_dtypes, pypto_name
 from .expr import BinOp, Call, ConstInt, Expr, exprs_equal, static_int, type_of
 from .extents import window_valid
 from .node import replaced
@@ -91,10 +91,10 @@ def deduce_type(op: str, args: Sequence[Expr], kwargs: Kwargs, annotation: Type 
         raise TypeDeductionError(
             f"{op} does not accept keyword(s) {sorted(unknown)}; accepted: {sorted(d.kwargs)}"
         )
-    if d.deduce is None:
-        return annotation if annotation is not None else UNKNOWN_TYPE
     if op in RULES:
         check_dtypes(op, args)
+    if d.deduce is None:
+        return annotation if annotation is not None else UNKNOWN_TYPE
     result = d.deduce(op, args, kwargs)
     if d.memory is not None and isinstance(result, TileType) and result.memory is None:
         # placed after its view was put in canonical form unplaced: a view the shape alone implies is then
@@ -191,6 +191,9 @@ def _cast(op: str, args: Sequence[Expr], kw: Kwargs) -> Type:
     dtype = kw.get("target_type")
     if not isinstance(dtype, DataType):
         raise TypeDeductionError(f"{op} needs target_type=pl.<DTYPE>")
+    if op == "tile.cast" and dtype is t.dtype:  # as PyPTO's deduction refuses it
+        raise RefusedType(f"{op}: target_type {pypto_name(dtype)} equals input dtype; same-dtype cast is not a valid "
+                          f"operation. Remove the cast or use a different target_type.")  # fmt: skip
     return _elementwise_result(t, dtype)
 
 
