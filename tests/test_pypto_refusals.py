@@ -93,27 +93,34 @@ def _elementwise_calls() -> list[str]:
     return [c for c in calls if hasattr(tile, c[8 : c.index("(")])]  # (pypto-egg's own extras aside)
 
 
+def disagreement(text: str) -> tuple[str | None, str | None] | None:
+    """PyPTO's reason and pypto-egg's error where the two readers disagree on a program (one reads it and the other
+    refuses it, or pypto-egg refuses it for another reason); None where they agree."""
+    try:
+        load_pypto().language.parse(text)
+        theirs = None
+    except Exception as e:  # PyPTO's reader raises its own error types
+        theirs = str(e).splitlines()[0].split("': ", 1)[-1]
+    try:
+        pl.parse(text)
+        ours = None
+    except UserError as e:
+        ours = str(e)
+    if (theirs is None) != (ours is None) or (theirs is not None and theirs not in str(ours)):
+        return theirs, ours
+    return None
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_an_element_wise_op_on_a_dtype_pypto_refuses_is_refused_here_for_its_reason(dtype):
     """The type-deduction differential over element types: each element-wise op on each dtype is read by both
     readers or refused by both, with PyPTO's reason."""
     calls = _elementwise_calls()
     assert len(calls) >= 30
-    differ = []
-    for call in calls:
-        text = ELEMENTWISE.format(d=dtype, call=call.format(one="1.0" if dtype[0] in "FB" else "1"))
-        try:
-            load_pypto().language.parse(text)
-            theirs = None
-        except Exception as e:  # PyPTO's reader raises its own error types
-            theirs = str(e).splitlines()[0].split("': ", 1)[-1]
-        try:
-            pl.parse(text)
-            ours = None
-        except UserError as e:
-            ours = str(e)
-        if (theirs is None) != (ours is None) or (theirs is not None and theirs not in str(ours)):
-            differ.append((call, theirs, ours))
+    texts = {
+        c: ELEMENTWISE.format(d=dtype, call=c.format(one="1.0" if dtype[0] in "FB" else "1")) for c in calls
+    }
+    differ = [(call, *why) for call, text in texts.items() if (why := disagreement(text))]
     assert not differ, differ
 
 
@@ -144,19 +151,5 @@ OTHER_CALLS = [
 def test_an_op_whose_deduction_takes_some_dtypes_refuses_the_others_as_pypto_does(call):
     """The same differential for ops beyond the element-wise ones whose deduction PyPTO restricts to some dtypes
     (a reduction, PReLU, the sorts)."""
-    differ = []
-    for dtype in DTYPES:
-        text = MIXED.format(d=dtype, call=call)
-        try:
-            load_pypto().language.parse(text)
-            theirs = None
-        except Exception as e:  # PyPTO's reader raises its own error types
-            theirs = str(e).splitlines()[0].split("': ", 1)[-1]
-        try:
-            pl.parse(text)
-            ours = None
-        except UserError as e:
-            ours = str(e)
-        if (theirs is None) != (ours is None) or (theirs is not None and theirs not in str(ours)):
-            differ.append((dtype, theirs, ours))
+    differ = [(dtype, *why) for dtype in DTYPES if (why := disagreement(MIXED.format(d=dtype, call=call)))]
     assert not differ, differ
