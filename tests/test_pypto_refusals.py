@@ -131,10 +131,12 @@ import pypto.language as pl
 class P:
     @pl.function(type=pl.FunctionType.InCore)
     def main(self, x: pl.Tensor[[8, 32], pl.{d}], y: pl.Tensor[[8, 32], pl.{d}], z: pl.Tensor[[8, 32], pl.UINT32],
-             out: pl.Out[pl.Tensor[[8, 32], pl.{d}]]) -> pl.Tensor[[8, 32], pl.{d}]:
+             w: pl.Tensor[[8, 32], pl.INT32], out: pl.Out[pl.Tensor[[8, 32], pl.{d}]]) -> pl.Tensor[[8, 32], pl.{d}]:
         a: pl.Tile[[8, 32], pl.{d}, pl.Mem.Vec] = pl.load(x, [0, 0], [8, 32])
         b: pl.Tile[[8, 32], pl.{d}, pl.Mem.Vec] = pl.load(y, [0, 0], [8, 32])
         i: pl.Tile[[8, 32], pl.UINT32, pl.Mem.Vec] = pl.load(z, [0, 0], [8, 32])
+        j: pl.Tile[[8, 32], pl.INT32, pl.Mem.Vec] = pl.load(w, [0, 0], [8, 32])
+        r: pl.Tile[[8, 1], pl.{d}, pl.Mem.Vec] = pl.load(y, [0, 0], [8, 1])
         c = {call}
         return out
 """
@@ -144,12 +146,18 @@ OTHER_CALLS = [
     "pl.tile.row_min(a, b)",
     "pl.tile.sort32(a, i)",
     "pl.tile.mrgsort_format1(a, 64)",
+    "pl.tile.recip(a, high_precision=True)",
+    "pl.tile.div(a, b, high_precision=True)",
+    "pl.tile.row_expand_add(a, r, a)",
+    "pl.tile.gather(a, j, b)",
+    "pl.tile.mscatter(a, j, out)",
+    "pl.tile.mscatter(a, i, out)",
 ]
 
 
 @pytest.mark.parametrize("call", OTHER_CALLS)
 def test_an_op_whose_deduction_takes_some_dtypes_refuses_the_others_as_pypto_does(call):
     """The same differential for ops beyond the element-wise ones whose deduction PyPTO restricts to some dtypes
-    (a reduction, PReLU, the sorts)."""
+    (a cast, a reduction, PReLU, the sorts, high precision, a row broadcast, a gather and a scatter)."""
     differ = [(dtype, *why) for dtype in DTYPES if (why := disagreement(MIXED.format(d=dtype, call=call)))]
     assert not differ, differ

@@ -4,18 +4,22 @@ tests/test_pypto_refusals.py, holds the two together)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import RefusedType
 from .expr import Expr, type_of
-from .types import DataType, ScalarType, TileType
+from .types import DataType, TileType
 
 _FP16_FP32 = frozenset({DataType.FP16, DataType.FP32})
 _TDIV = frozenset({DataType.INT16, DataType.INT32, DataType.FP16, DataType.FP32})
 _TSUBS = frozenset(
     {DataType.INT8, DataType.INT16, DataType.INT32, DataType.FP16, DataType.FP32, DataType.BF16}
 )
+_GATHER = frozenset({DataType.FP16, DataType.FP32, DataType.INT16, DataType.INT32})
+_TROWEXPANDADD = frozenset({DataType.INT8, DataType.INT16, DataType.INT32, DataType.FP16, DataType.FP32})
+_FLOAT = frozenset(d for d in DataType if d.is_float)
 _INTEGER = frozenset(d for d in DataType if d.is_int and d not in (DataType.INDEX, DataType.TASK_ID))
 
 
@@ -31,6 +35,7 @@ class Accepts:
     operand: int
     dtypes: frozenset[DataType]
     message: str
+    when: str = ""  # a keyword the rule holds under only when it is true (`high_precision`); "": always
 
 
 def _fp32_only(op: str) -> tuple[Accepts, ...]:
@@ -50,7 +55,10 @@ RULES: dict[str, tuple[Accepts, ...]] = {
     "tile.not_": (Accepts(0, frozenset({DataType.INT16, DataType.UINT16}),
                           "The operator tile.not requires int16 or uint16 tile dtype, but got {got}"),),
     "tile.div": (Accepts(0, _TDIV, "The operator tile.div requires dtype in {{INT16, INT32, FP16, FP32}}, but got "
-                                   "{got}"),),
+                                   "{got}"),
+                 Accepts(0, _FLOAT, "The operator tile.div supports high_precision only for FP16 or FP32 because the "
+                                    "PTOAS high-precision template does not implement integer division",
+                         when="high_precision")),
     "tile.and_": _integer("tile.and", 0, 1),
     "tile.or_": _integer("tile.or", 0, 1),
     "tile.subs": (Accepts(0, _TSUBS, "The operator tile.subs requires tile dtype in {{INT8, INT16, INT32, FP16, "
@@ -62,6 +70,19 @@ RULES: dict[str, tuple[Accepts, ...]] = {
                                            "{got}"),),
     "tile.mrgsort_format1": (Accepts(0, _FP16_FP32, "The operator tile.mrgsort_format1 requires src dtype to be FP16 "
                                                     "or FP32, but got {got}"),),
+    "tile.gather": (Accepts(0, _GATHER, "The operator tile.gather requires src dtype to be FP16, FP32, INT16, or "
+                                        "INT32, but got {got}"),),
+    "tile.gather_mask": (Accepts(0, _GATHER, "The operator tile.gather_mask requires src dtype to be FP16, FP32, "
+                                             "INT16, or INT32, but got {got}"),),
+    "tile.mscatter": (Accepts(0, _GATHER, "The operator tile.mscatter requires src dtype to be FP16, FP32, INT16, or "
+                                          "INT32, but got {got}"),
+                      Accepts(1, frozenset({DataType.INT32}), "The operator tile.mscatter requires idx dtype to be "
+                                                              "INT32, but got {got}")),
+    "tile.row_expand_add": (Accepts(0, _TROWEXPANDADD, "The operator tile.row_expand_add requires dtype in {{INT8, "
+                                                       "INT16, INT32, FP16, FP32}}, but got {got}"),),
+    "tile.recip": (Accepts(0, _FP16_FP32, "The operator tile.recip supports high_precision only for FP16 or FP32 "
+                                          "because the PTOAS high-precision template does not implement other dtypes",
+                           when="high_precision"),),
     "tile.shls": _integer("tile.shls", 0),
     "tile.shrs": _integer("tile.shrs", 0),
     "tile.ands": _integer("tile.ands", 0),
@@ -69,9 +90,11 @@ RULES: dict[str, tuple[Accepts, ...]] = {
 }  # fmt: skip
 
 
-def check_dtypes(op: str, args: Sequence[Expr]) -> None:
+def check_dtypes(op: str, args: Sequence[Expr], kwargs: Mapping[str, Any]) -> None:
     """Refuse a call whose operand has a dtype the op does not take (an op without a rule takes any)."""
     for rule in RULES.get(op, ()):
+        if rule.when and not kwargs.get(rule.when):
+            continue
         t = type_of(args[rule.operand]) if rule.operand < len(args) else None
-        if isinstance(t, TileType | ScalarType) and t.dtype not in rule.dtypes:
+        if isinstance(t, TileType) and t.dtype not in rule.dtypes:
             raise RefusedType(rule.message.format(got=pypto_name(t.dtype)))

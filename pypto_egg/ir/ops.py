@@ -92,7 +92,7 @@ def deduce_type(op: str, args: Sequence[Expr], kwargs: Kwargs, annotation: Type 
             f"{op} does not accept keyword(s) {sorted(unknown)}; accepted: {sorted(d.kwargs)}"
         )
     if op in RULES:
-        check_dtypes(op, args)
+        check_dtypes(op, args, kwargs)
     if d.deduce is None:
         return annotation if annotation is not None else UNKNOWN_TYPE
     result = d.deduce(op, args, kwargs)
